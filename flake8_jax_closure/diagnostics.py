@@ -1,0 +1,50 @@
+"""What the linter reports: findings, and the fixes they carry. Plain frozen data, no logic."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"  # applied by ``fix``
+    UNSAFE = "unsafe"  # applied only with ``--unsafe-fixes``: may change more than freshness
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two positions (1-based lines, 0-based columns) with ``content``."""
+
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    description: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str  # without the code
+    line: int  # 1-based
+    column: int  # 0-based, as flake8 reports it before adding one
+    end_line: int
+    end_column: int
+    function: str = ""  # the compiled function
+    name: str = ""  # the captured name
+    fix: Fix | None = None
+    no_fix_reason: str | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.code} {self.message}"
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.line, self.column, self.code)

@@ -1,0 +1,52 @@
+"""The flake8 adapter: options in, findings out. No analysis of its own, and it never raises."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from . import __version__
+from .engine import SourceSyntaxError, analysis_failed, check_source
+from .settings import Settings
+
+
+class JaxClosureChecker:
+    name = "flake8-jax-closure"
+    version = __version__
+
+    # Set once from the command line and configuration; read-only while files are checked.
+    settings: ClassVar[Settings] = Settings()
+
+    def __init__(self, tree: Any, lines: Sequence[str], filename: str = "") -> None:
+        # ``lines`` rather than the file: ``flake8 -`` reads standard input.
+        self.lines = lines
+        self.filename = filename
+
+    @classmethod
+    def add_options(cls, option_manager: Any) -> None:
+        option_manager.add_option(
+            "--jax-compile-functions",
+            default="",
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="Extra qualified names that compile like jax.jit (for example mylib.fast_jit).",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        extra = getattr(options, "jax_compile_functions", None) or []
+        if isinstance(extra, str):
+            extra = extra.split(",")
+        # flake8 applies select, ignore and noqa itself.
+        cls.settings = Settings.with_extra_compile_functions(extra)
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        try:
+            findings = check_source("".join(self.lines), self.settings, honour_noqa=False)
+        except SourceSyntaxError:
+            return  # flake8 reports the syntax error itself (E999)
+        except Exception as error:  # noqa: BLE001 - a plugin that raises aborts flake8's file
+            findings = [analysis_failed(error)]
+        for finding in findings:
+            yield finding.line, finding.column, finding.text, type(self)

@@ -1,0 +1,49 @@
+"""The qualified names the analysis knows: what compiles, what passes a function through, what
+makes a mutable reference that compiled code reads live."""
+
+from __future__ import annotations
+
+# Transforms that trace once and cache the result: the ones that make captures stale.
+COMPILE_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "jax.jit",
+        "jax.pmap",
+        "jax.experimental.pjit.pjit",
+        "equinox.filter_jit",
+        "equinox.filter_pmap",
+    }
+)
+
+# Transforms that wrap a function without caching a trace of their own; compiling the wrapper
+# compiles (and caches) the wrapped function.
+PASSTHROUGH_TRANSFORMS: frozenset[str] = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.vmap",
+        "jax.checkpoint",
+        "jax.remat",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.named_call",
+        "jax.ad_checkpoint.checkpoint",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+        "equinox.filter_vmap",
+        "equinox.filter_checkpoint",
+        "functools.partial",
+        "functools.wraps",
+    }
+)
+
+PARTIAL = "functools.partial"
+
+# Mutable references: compiled code reads their current contents, so writing through them is fine.
+REF_CONSTRUCTORS: frozenset[str] = frozenset(
+    {"jax.new_ref", "jax.ref.new_ref", "jax.experimental.mutable_array"}
+)
+
+
+def last_component(qualified_name: str) -> str:
+    return qualified_name.rsplit(".", 1)[-1]

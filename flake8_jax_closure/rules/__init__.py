@@ -1,0 +1,26 @@
+"""One module per rule code. Each exports ``CODE``, ``SUMMARY`` and ``check(capture)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..diagnostics import Finding
+from ..model import StaleCapture
+from . import jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    summary: str
+    check: Callable[[StaleCapture], Finding | None]
+
+
+RULES: tuple[Rule, ...] = tuple(
+    Rule(module.CODE, module.SUMMARY, module.check)
+    for module in (jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place)
+)
+
+ANALYSIS_FAILED = "JC900"
+CODES: tuple[str, ...] = (*(rule.code for rule in RULES), ANALYSIS_FAILED)

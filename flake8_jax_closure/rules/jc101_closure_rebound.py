@@ -1,0 +1,49 @@
+"""JC101: a compiled function reads a variable of an enclosing function that is rebound later.
+
+What it does
+    Finds functions compiled with ``jax.jit`` (or ``pmap``, ``pjit``, ``equinox.filter_jit``) that
+    read a variable of an enclosing function, where that variable is rebound (by ``nonlocal`` in
+    another function, or later in the enclosing function) after the compiled function may have run.
+
+Why is this bad
+    The compiled function is traced at its first call, and the closure value is baked into the
+    compiled code as a constant. Rebinding the variable afterwards changes what the un-compiled
+    function computes, but every compiled call keeps using the first value: no error, wrong numbers.
+
+Example
+    def wrapper():
+        weights = create_weight()
+
+        @jax.jit
+        def jitted_mult(x):
+            return weights.dot(x)
+
+        def update(new_weights):
+            nonlocal weights
+            weights = new_weights
+
+Use instead
+    Pass the value as an argument of the compiled function, and keep the old signature with a
+    plain wrapper that reads the current value on every call (what ``fix`` writes).
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Finding
+from ..model import StaleCapture
+from ._common import STALE, finding, subject, where
+
+CODE = "JC101"
+SUMMARY = "compiled function reads a closure variable that is rebound after tracing"
+
+
+def check(capture: StaleCapture) -> Finding | None:
+    if capture.is_global or capture.rebinding is None:
+        return None
+    site = capture.rebinding
+    return finding(
+        capture,
+        CODE,
+        f"{subject(capture)} reads closure variable '{capture.name}', "
+        f"rebound at line {site.start[0]} {where(site)}; {STALE}",
+    )

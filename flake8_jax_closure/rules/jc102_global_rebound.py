@@ -1,0 +1,47 @@
+"""JC102: a compiled function reads a module global that is rebound later.
+
+What it does
+    Finds compiled functions that read a module-level name which is rebound by a function
+    declaring it ``global``, or by module-level code after the compiled function may have run.
+
+Why is this bad
+    The global's value at the first trace is baked into the compiled code. Later rebinding (a
+    ``set_learning_rate()`` helper, a training loop reassigning a module constant) is invisible
+    to compiled calls, while the un-compiled function follows it.
+
+Example
+    SCALE = 1.0
+
+    @jax.jit
+    def scaled(x):
+        return x * SCALE
+
+    def set_scale(value):
+        global SCALE
+        SCALE = value
+
+Use instead
+    Pass the value as an argument of the compiled function; ``fix`` lifts it into a keyword-only
+    parameter and keeps the old signature with a wrapper.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Finding
+from ..model import StaleCapture
+from ._common import STALE, finding, subject, where
+
+CODE = "JC102"
+SUMMARY = "compiled function reads a module global that is rebound after tracing"
+
+
+def check(capture: StaleCapture) -> Finding | None:
+    if not capture.is_global or capture.rebinding is None:
+        return None
+    site = capture.rebinding
+    return finding(
+        capture,
+        CODE,
+        f"{subject(capture)} reads global '{capture.name}', "
+        f"rebound at line {site.start[0]} {where(site)}; {STALE}",
+    )

@@ -1,0 +1,47 @@
+"""JC103: a compiled function reads an object that is mutated in place later.
+
+What it does
+    Finds compiled functions that read a closure or global object (a dict, a list, a NumPy
+    array, an object's attributes) that is changed in place: item or attribute assignment,
+    augmented assignment or ``del`` on it, or a mutating method call (``update``, ``append``,
+    ``pop``, NumPy's ``fill``, ...), after the compiled function may have run.
+
+Why is this bad
+    Tracing reads the object's contents once; compiled calls keep those contents. NumPy arrays
+    are baked in as constants, so even writing into an array does not reach compiled code.
+    ``jax.Ref`` values (``jax.new_ref``) are the exception: compiled code reads them live.
+
+Example
+    CONFIG = {"clip": 1.0}
+
+    @jax.jit
+    def clip(x):
+        return jnp.clip(x, -CONFIG["clip"], CONFIG["clip"])
+
+    def main():
+        CONFIG["clip"] = 0.5
+
+Use instead
+    Pass the value that changes (``CONFIG["clip"]``) as an argument of the compiled function.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Finding
+from ..model import StaleCapture
+from ._common import STALE, finding, subject, where
+
+CODE = "JC103"
+SUMMARY = "compiled function reads an object that is mutated in place after tracing"
+
+
+def check(capture: StaleCapture) -> Finding | None:
+    if capture.rebinding is not None or capture.mutation is None:
+        return None
+    site = capture.mutation
+    return finding(
+        capture,
+        CODE,
+        f"{subject(capture)} reads '{capture.name}', mutated in place at line {site.start[0]} "
+        f"{where(site)} ({site.description}); {STALE}",
+    )
