@@ -104,13 +104,8 @@ class CompiledFunctionFinder:
     # -- the search ----------------------------------------------------------------------------
 
     def find(self) -> list[CompiledFunction]:
-        found: list[CompiledFunction] = []
-        seen: set[int] = set()
-        for compiled in (*self._decorated(), *self._called()):
-            if id(compiled.function) not in seen:
-                seen.add(id(compiled.function))
-                found.append(compiled)
-        return found
+        """Every compile site; a function compiled in several places appears once per site."""
+        return [*self._decorated(), *self._called()]
 
     def _decorated(self) -> Iterator[CompiledFunction]:
         for scope, function in self.model.decorated:

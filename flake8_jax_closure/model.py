@@ -20,7 +20,18 @@ import libcst as cst
 
 from .compiled import CompiledFunction, Form
 from .names import REF_CONSTRUCTORS
-from .scopes import Binding, BindingKind, Mutation, Position, Read, Scope, ScopeKind, ScopeModel, Site
+from .scopes import (
+    Binding,
+    BindingKind,
+    Mutation,
+    Position,
+    Read,
+    Scope,
+    ScopeKind,
+    ScopeModel,
+    Site,
+    paths_overlap,
+)
 
 # Binding kinds that make a name refer to a module or a function: in-place changes to those are
 # not value changes (``jnp.append(...)`` is a call, not a mutation of ``jnp``).
@@ -65,13 +76,21 @@ class _Creation:
 class CaptureAnalysis:
     def __init__(self, model: ScopeModel) -> None:
         self.model = model
-        self._free_names: dict[int, set[str]] = {}
+        self._free_names: dict[tuple[int, int], set[str]] = {}
 
-    def stale_captures(self, compiled_functions: Iterable[CompiledFunction]) -> Iterator[StaleCapture]:
+    def stale_captures(
+        self, compiled_functions: Iterable[CompiledFunction]
+    ) -> Iterator[StaleCapture]:
+        """One capture per (compiled function, name); sites compiling one function are merged,
+        since ``jax.jit(f)`` made twice shares f's trace cache."""
+        sites: dict[int, list[CompiledFunction]] = {}
         for compiled in compiled_functions:
-            yield from self._captures_of(compiled)
+            sites.setdefault(id(compiled.function), []).append(compiled)
+        for group in sites.values():
+            yield from self._captures_of(group)
 
-    def _captures_of(self, compiled: CompiledFunction) -> Iterator[StaleCapture]:
+    def _captures_of(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
+        compiled = sites[0]
         reads_by_variable: dict[tuple[int, str], list[Read]] = {}
         owners: dict[int, Scope] = {}
         for read in self._reads_within(compiled.scope):
@@ -82,7 +101,8 @@ class CaptureAnalysis:
             reads_by_variable.setdefault((id(owner), read.name), []).append(read)
         for (owner_id, name), reads in reads_by_variable.items():
             owner = owners[owner_id]
-            rebinding, mutation = self._first_changes(compiled, owner, name)
+            paths = [read.path for read in reads]
+            rebinding, mutation = self._first_changes(sites, owner, name, paths)
             if rebinding is None and mutation is None:
                 continue
             reads.sort(key=lambda r: r.start)
@@ -107,8 +127,13 @@ class CaptureAnalysis:
     # -- changes ---------------------------------------------------------------------------------
 
     def _first_changes(
-        self, compiled: CompiledFunction, owner: Scope, name: str
+        self,
+        sites: list[CompiledFunction],
+        owner: Scope,
+        name: str,
+        paths: list[tuple[str, ...]],
     ) -> tuple[Binding | None, Mutation | None]:
+        compiled = sites[0]
         bindings = sorted(self.model.bindings_of(owner, name), key=lambda b: b.start)
         mutations = sorted(self.model.mutations_of(owner, name), key=lambda m: m.start)
         if not bindings and not mutations:
@@ -120,6 +145,8 @@ class CaptureAnalysis:
             or _holds_ref(self.model, bindings)
         ):
             mutations = []
+        # ``CONFIG["clip"] = 1`` does not change what ``CONFIG["scale"]`` reads.
+        mutations = [m for m in mutations if any(paths_overlap(m.path, p) for p in paths)]
         candidates: list[Site] = [
             site
             for site in (*rebindings, *mutations)
@@ -137,7 +164,7 @@ class CaptureAnalysis:
                 continue
             level = self._owner_level(site.scope, site.end, site.loops, owner)
             if level is not None:
-                creation = creation or self._creation(compiled, owner)
+                creation = creation or _merged(self._creation(site, owner) for site in sites)
                 if not _changes_after_use(self.model, creation, level[0], level[1]):
                     continue
             if isinstance(site, Binding):
@@ -213,14 +240,14 @@ class CaptureAnalysis:
         return callers
 
     def _free_names_in(self, scope: Scope, owner: Scope) -> set[str]:
-        cached = self._free_names.get(id(scope))
+        cached = self._free_names.get((id(scope), id(owner)))
         if cached is None:
             cached = {
                 read.name
                 for read in self._reads_within(scope)
                 if self.model.resolve(read.scope, read.name) is owner
             }
-            self._free_names[id(scope)] = cached
+            self._free_names[(id(scope), id(owner))] = cached
         return cached
 
     def _uses(self, owner: Scope, names: set[str]) -> Iterator[_Use]:
@@ -237,6 +264,13 @@ class CaptureAnalysis:
                     yield _Use(child.start, child.loops, escapes=not read.called)
                 elif child.kind is ScopeKind.LAMBDA:
                     yield _Use(child.start, child.loops, escapes=True)
+
+
+def _merged(creations: Iterable[_Creation]) -> _Creation:
+    ordered = sorted(creations, key=lambda c: c.position)
+    first = ordered[0]
+    uses = tuple(use for creation in ordered for use in creation.uses)
+    return _Creation(first.position, first.loops, all(c.fresh for c in ordered), uses)
 
 
 def _child_on_path(scope: Scope, owner: Scope) -> Scope | None:

@@ -13,6 +13,7 @@ function it is passed to is not seen; annotations are never treated as reads.
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -105,6 +106,11 @@ class Read(Site):
     name: str = ""
     # True when the name is the callee of a call (``name(...)``).
     called: bool = False
+    # The constant data path read through the name: ``CONFIG["clip"]`` reads ``('["clip"]',)``,
+    # ``hparams.l2`` reads ``(".l2",)``; a method call or a computed index ends the path.
+    path: tuple[str, ...] = ()
+    # The expression that reads that path (the name itself when the path is empty).
+    path_node: cst.BaseExpression | None = None
 
 
 @dataclass(eq=False)
@@ -112,6 +118,30 @@ class Mutation(Site):
     name: str = ""
     root: cst.Name | None = None
     description: str = ""
+    # The constant path changed under the name (``CONFIG["clip"] = 1`` changes ``["clip"]``).
+    path: tuple[str, ...] = ()
+
+
+def paths_overlap(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
+    """Whether changing one data path can change what reading the other returns."""
+    shorter = min(len(first), len(second))
+    return first[:shorter] == second[:shorter]
+
+
+def path_element(node: cst.CSTNode) -> str | None:
+    """``.attr`` or ``[constant]`` for one step of an attribute or subscript chain."""
+    if isinstance(node, cst.Attribute):
+        return f".{node.attr.value}"
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(
+            index.value, (cst.SimpleString, cst.Integer)
+        ):
+            try:
+                return f"[{ast.literal_eval(index.value.value)!r}]"
+            except (ValueError, SyntaxError):
+                return None
+    return None
 
 
 @dataclass(eq=False)
@@ -212,11 +242,16 @@ MUTATING_METHODS_RETURNING_NONE = frozenset(
 MUTATING_METHODS_RETURNING_VALUE = frozenset({"pop", "popitem", "setdefault", "popleft"})
 
 
-def mutation_root(expr: cst.BaseExpression) -> cst.Name | None:
-    """The variable at the bottom of ``a.b[c].d``, or None when it is not a plain name."""
+def mutation_root(expr: cst.BaseExpression) -> tuple[cst.Name | None, tuple[str, ...]]:
+    """The variable at the bottom of ``a.b[c].d``, and the constant path below it."""
+    steps: list[str | None] = []
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        steps.append(path_element(expr))
         expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
+    steps.reverse()
+    # A computed index (``a[k]``) may reach anything below it: the path stops there.
+    path = tuple(steps[: steps.index(None)] if None in steps else steps)
+    return (expr if isinstance(expr, cst.Name) else None), path  # type: ignore[return-value]
 
 
 class _Collector(cst.CSTVisitor):
@@ -232,7 +267,7 @@ class _Collector(cst.CSTVisitor):
         self.targets: dict[int, tuple[BindingKind, cst.CSTNode, cst.BaseExpression | None]] = {}
         self.stack: list[cst.CSTNode] = []
         self.parents: dict[int, cst.CSTNode] = {}
-        self.call_names = call_names
+        self.call_names = set(call_names)
         self.bindings: list[Binding] = []
         self.reads: list[Read] = []
         self.mutations: list[Mutation] = []
@@ -287,6 +322,9 @@ class _Collector(cst.CSTVisitor):
     ) -> None:
         scope = scope or self.scope
         scope.bound.add(name_node.value)
+        if imported is not None and imported.rsplit(".", 1)[-1] in self.call_names:
+            # ``from jax import jit as J``: calls of ``J`` are calls of ``jit``.
+            self.call_names.add(name_node.value)
         self.not_reads.add(id(name_node))
         # A binding takes effect when its statement completes (``x = f(x)`` reads first).
         position = self._start(site) if at_start else self._end(site)
@@ -317,15 +355,35 @@ class _Collector(cst.CSTVisitor):
             self._mutate(target, site, f"{what} {verb}")
 
     def _mutate(self, target: cst.BaseExpression, site: cst.CSTNode, description: str) -> None:
-        root = mutation_root(target)
+        """Record an in-place change of what ``target`` refers to."""
+        root, path = mutation_root(target)
         if root is None:
             return
         self.mutations.append(
             Mutation(
                 self.scope, site, self._start(site), self._end(site), tuple(self.loops),
-                name=root.value, root=root, description=description,
+                name=root.value, root=root, description=description, path=path,
             )
         )  # fmt: skip
+
+    def _read_path(self, node: cst.Name) -> tuple[tuple[str, ...], cst.BaseExpression]:
+        path: list[str] = []
+        current: cst.BaseExpression = node
+        index = len(self.stack) - 2
+        while index >= 0:
+            parent = self.stack[index]
+            if not isinstance(parent, (cst.Attribute, cst.Subscript)) or parent.value is not current:
+                break
+            grandparent = self.stack[index - 1] if index > 0 else None
+            if isinstance(grandparent, cst.Call) and grandparent.func is parent:
+                break  # a method call reads the whole object
+            element = path_element(parent)
+            if element is None:
+                break
+            path.append(element)
+            current = parent
+            index -= 1
+        return tuple(path), current
 
     def _nearest_non_comprehension(self) -> Scope:
         scope = self.scope
@@ -344,11 +402,11 @@ class _Collector(cst.CSTVisitor):
         elif key not in self.not_reads:
             parent = self.stack[-2] if len(self.stack) > 1 else None
             called = isinstance(parent, cst.Call) and parent.func is node
-            start = self._start(node)
+            path, path_node = self._read_path(node)
             self.reads.append(
                 Read(
-                    self.scope, node, start, self._end(node), tuple(self.loops),
-                    name=node.value, called=called,
+                    self.scope, node, self._start(node), self._end(node), tuple(self.loops),
+                    name=node.value, called=called, path=path, path_node=path_node,
                 )
             )  # fmt: skip
         return False
