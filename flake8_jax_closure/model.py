@@ -320,10 +320,8 @@ def _changes_after_use(
         uses_in_loop = [u for u in uses if loop in u.loops]
         if not uses_in_loop:
             continue
-        # The next iteration calls the same compiled object again after the change.
+        # The next iteration calls the same compiled object again after the change. A fresh
+        # object per iteration that outlives it is late binding, flake8-bugbear's B023.
         if created_before_loop or (created_in_loop and not creation.fresh):
-            return True
-        # A fresh object per iteration is only stale if an old one escapes the iteration.
-        if created_in_loop and any(u.escapes for u in uses_in_loop):
             return True
     return False
