@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from .compiled import CompiledFunctionFinder
-from .diagnostics import Finding
-from .model import CaptureAnalysis
+from .diagnostics import Applicability, Finding, Fix
+from .fix import FixPlanner, FunctionFix, NoFix, apply_fixes, text_edits
+from .model import CaptureAnalysis, StaleCapture
 from .names import PASSTHROUGH_TRANSFORMS, last_component
 from .noqa import is_suppressed
 from .rules import ANALYSIS_FAILED, RULES
@@ -19,11 +20,6 @@ from .settings import Settings
 
 class SourceSyntaxError(Exception):
     """The source does not parse; nothing is reported or changed for it."""
-
-
-@dataclass
-class CheckResult:
-    findings: list[Finding] = field(default_factory=list)
 
 
 def _call_names(settings: Settings) -> frozenset[str]:
@@ -45,17 +41,45 @@ def parse(source: str) -> cst.Module:
         raise SourceSyntaxError(_one_line(error)) from error
 
 
-def analyse_module(module: cst.Module, settings: Settings) -> list[Finding]:
+@dataclass
+class Analysis:
+    """Findings of one module, each with its fix (or the reason there is none)."""
+
+    module: cst.Module
+    findings: list[Finding]
+    fixes: dict[int, FunctionFix]  # id(finding) -> the fix of its compiled function
+
+
+def analyse_module(module: cst.Module, settings: Settings) -> Analysis:
     model = build_scope_model(module, _call_names(settings))
-    compiled = CompiledFunctionFinder(model, settings.compile_functions).find()
-    findings: list[Finding] = []
-    for capture in CaptureAnalysis(model).stale_captures(compiled):
+    sites = CompiledFunctionFinder(model, settings.compile_functions).find()
+    by_function: dict[int, list[tuple[StaleCapture, Finding]]] = {}
+    for capture in CaptureAnalysis(model).stale_captures(sites):
         for rule in RULES:
             found = rule.check(capture)
             if found is not None:
-                findings.append(found)
+                by_function.setdefault(id(capture.compiled.function), []).append((capture, found))
                 break
-    return sorted(findings, key=Finding.sort_key)
+    planner = FixPlanner(model, sites)
+    findings: list[Finding] = []
+    fixes: dict[int, FunctionFix] = {}
+    for group in by_function.values():
+        try:
+            plan = planner.plan([capture for capture, _ in group])
+        except NoFix as reason:
+            findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
+            continue
+        edits = text_edits(module.code, apply_fixes(module, [plan]))
+        fix = Fix(plan.applicability, plan.description, edits)
+        for _, found in group:
+            if found.name in plan.declined:
+                findings.append(replace(found, no_fix_reason=plan.declined[found.name]))
+                continue
+            with_fix = replace(found, fix=fix)
+            findings.append(with_fix)
+            fixes[id(with_fix)] = plan
+    findings.sort(key=Finding.sort_key)
+    return Analysis(module, findings, fixes)
 
 
 def analysis_failed(error: BaseException) -> Finding:
@@ -69,26 +93,70 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def check_source(source: str, settings: Settings, *, honour_noqa: bool = True) -> list[Finding]:
-    """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
+def _analyse_selected(source: str, settings: Settings, honour_noqa: bool) -> Analysis | None:
+    """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
-    Any other failure of the analysis becomes one JC900 finding, never an exception.
+    Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
+    becomes one JC900 finding, never an exception.
     """
     if not _mentions_compile(source, settings):
-        return []
+        return None
     module = parse(source)
     try:
-        findings = analyse_module(module, settings)
-    except RecursionError as error:
-        findings = [analysis_failed(error)]
+        analysis = analyse_module(module, settings)
     except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going
-        findings = [analysis_failed(error)]
+        analysis = Analysis(module, [analysis_failed(error)], {})
+    except RecursionError as error:
+        analysis = Analysis(module, [analysis_failed(error)], {})
     lines = source.splitlines()
-    return [
+    analysis.findings = [
         f
-        for f in findings
+        for f in analysis.findings
         if settings.is_selected(f.code) and not (honour_noqa and is_suppressed(f, lines))
     ]
+    return analysis
+
+
+def check_source(source: str, settings: Settings, *, honour_noqa: bool = True) -> list[Finding]:
+    """All selected findings in ``source``; raises SourceSyntaxError when it does not parse."""
+    analysis = _analyse_selected(source, settings, honour_noqa)
+    return analysis.findings if analysis is not None else []
+
+
+@dataclass
+class FixResult:
+    source: str  # the fixed source (the input when nothing applied)
+    fixed: list[Finding]  # findings whose fix was applied
+    remaining: list[Finding]  # findings left: no fix, or an unsafe fix not asked for
+
+
+def fix_source(source: str, settings: Settings) -> FixResult:
+    """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
+
+    The result is checked to parse; a fix that would not is dropped, never written.
+    """
+    analysis = _analyse_selected(source, settings, honour_noqa=True)
+    if analysis is None:
+        return FixResult(source, [], [])
+    wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
+    chosen: dict[int, FunctionFix] = {}
+    fixed: list[Finding] = []
+    remaining: list[Finding] = []
+    for finding in analysis.findings:
+        plan = analysis.fixes.get(id(finding))
+        if plan is not None and finding.fix is not None and finding.fix.applicability in wanted:
+            chosen[id(plan)] = plan
+            fixed.append(finding)
+        else:
+            remaining.append(finding)
+    if not chosen:
+        return FixResult(source, [], remaining)
+    new_source = apply_fixes(analysis.module, chosen.values())
+    try:
+        compile(new_source, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return FixResult(source, [], analysis.findings)
+    return FixResult(new_source, fixed, remaining)
 
 
 def _one_line(error: BaseException) -> str:

@@ -71,4 +71,12 @@ def fixtures() -> list[Fixture]:
 
 
 def render(findings: list[Finding]) -> str:
-    return "".join(f"{f.line}:{f.column + 1}: {f.text}\n" for f in findings)
+    """The snapshot: each finding, then its fix's safety or the reason it has none."""
+    lines = []
+    for f in findings:
+        lines.append(f"{f.line}:{f.column + 1}: {f.text}\n")
+        if f.fix is not None:
+            lines.append(f"    fix ({f.fix.applicability.value}): {f.fix.description}\n")
+        else:
+            lines.append(f"    no fix: {f.no_fix_reason}\n")
+    return "".join(lines)
