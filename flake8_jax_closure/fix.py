@@ -619,11 +619,16 @@ def _static_names(fix: FunctionFix, site: CompiledFunction) -> list[str]:
 def _static_arg(names: Sequence[str]) -> cst.Arg:
     return cst.Arg(
         keyword=cst.Name("static_argnames"),
-        value=cst.parse_expression("(" + ", ".join(f'"{n}"' for n in names) + ",)"),
+        value=cst.parse_expression(_string_tuple(names)),
         equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
         ),
     )
+
+
+def _string_tuple(names: Sequence[str]) -> str:
+    quoted = ", ".join(f'"{name}"' for name in names)
+    return f"({quoted},)" if len(names) == 1 else f"({quoted})"
 
 
 def _add_static_argnames(call: cst.Call, names: Sequence[str]) -> cst.Call:
