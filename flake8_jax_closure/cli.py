@@ -1,0 +1,222 @@
+"""The command line: ``check``, ``fix``, ``diff`` and ``verify``. The only module that prints.
+
+Exit status: 0 clean, 1 findings (or, with ``--exit-non-zero-on-fix``, files changed), 2 usage
+errors, unreadable input, syntax errors and internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from . import __version__
+from .diagnostics import Finding
+from .engine import SourceSyntaxError, check_source, fix_source
+from .files import Source, SourceError, decode, python_files, read_source, write_source
+from .formats import FORMATS, render, statistics
+from .settings import Settings
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    fixed: int = 0
+    new_text: str | None = None  # set when fixing changed the file
+    text: str = ""  # the source after fixing (the original when nothing changed)
+    diff: str = ""
+
+
+def _codes(value: str) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for code in value.split(",") if code.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flake8-jax-closure",
+        description="Find and fix values that jax.jit bakes into compiled code while the "
+        "program changes them.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin")
+    common.add_argument("--select", type=_codes, default=("JC",), help="codes or prefixes to report (default JC)")
+    common.add_argument("--ignore", type=_codes, default=(), help="codes or prefixes to leave out")
+    common.add_argument("--exclude", type=lambda v: tuple(p for p in v.split(",") if p), default=(), help="comma-separated glob patterns to skip")
+    common.add_argument("--jax-compile-functions", default="", help="extra qualified names that compile like jax.jit, comma-separated")
+    common.add_argument("--stdin-filename", default="-", help="the name to report for source read from stdin")
+    common.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel processes (default: all cores)")
+
+    check = commands.add_parser("check", parents=[common], help="report stale captures")
+    check.add_argument("--format", choices=FORMATS, default="text")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--statistics", action="store_true", help="print a count per code")
+
+    for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
+        command = commands.add_parser(name, parents=[common], help=help_text)
+        command.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+        if name == "fix":
+            command.add_argument("--diff", action="store_true", help="print a diff instead of writing")
+            command.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.with_extra_compile_functions(
+            args.jax_compile_functions.split(","),
+            select=args.select,
+            ignore=args.ignore,
+            unsafe_fixes=getattr(args, "unsafe_fixes", False),
+            exclude=args.exclude,
+        )
+        if args.command == "check":
+            return _check(args, settings, stdin, stdout, stderr)
+        return _fix(args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
+    except KeyboardInterrupt:
+        print("interrupted", file=stderr)
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - a clear line, never a traceback
+        print(f"flake8-jax-closure: internal error: {type(error).__name__}: {error}", file=stderr)
+        return EXIT_ERROR
+
+
+# -- per file (run in worker processes) ------------------------------------------------------------
+
+
+def check_file(path: str, settings: Settings, source: Source | None = None) -> FileResult:
+    result = FileResult(path)
+    try:
+        source = source or read_source(path)
+        result.findings = check_source(source.text, settings)
+    except SourceError as error:
+        result.error = str(error)
+    except SourceSyntaxError as error:
+        result.error = f"{path}: syntax error: {error}"
+    return result
+
+
+def fix_file(path: str, settings: Settings, source: Source | None = None, write: bool = True) -> FileResult:
+    result = FileResult(path)
+    try:
+        source = source or read_source(path)
+        outcome = fix_source(source.text, settings)
+        result.findings, result.fixed = outcome.remaining, len(outcome.fixed)
+        result.text = outcome.source
+        if outcome.source != source.text:
+            result.new_text = outcome.source
+            result.diff = "".join(
+                difflib.unified_diff(
+                    source.text.splitlines(keepends=True),
+                    outcome.source.splitlines(keepends=True),
+                    fromfile=_diff_name("a", path),
+                    tofile=_diff_name("b", path),
+                )
+            )
+            if write and path != "-":
+                write_source(source, outcome.source)
+    except SourceError as error:
+        result.error = str(error)
+    except SourceSyntaxError as error:
+        result.error = f"{path}: syntax error: {error}; left alone"
+    return result
+
+
+def _diff_name(side: str, path: str) -> str:
+    return path if os.path.isabs(path) else f"{side}/{path}"
+
+
+def _run_all(
+    work: Callable[..., FileResult], paths: list[str], settings: Settings, jobs: int, **kwargs: object
+) -> list[FileResult]:
+    if jobs <= 1 or len(paths) <= 2:
+        return [work(path, settings, **kwargs) for path in paths]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        futures = [pool.submit(work, path, settings, **kwargs) for path in paths]
+        return [future.result() for future in futures]
+
+
+def _stdin_source(args: argparse.Namespace, stdin: TextIO) -> Source:
+    buffer = getattr(stdin, "buffer", None)
+    raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
+    return decode(raw, args.stdin_filename)
+
+
+def _collect(
+    args: argparse.Namespace, settings: Settings, stdin: TextIO, work: Callable[..., FileResult], **kwargs: object
+) -> list[FileResult]:
+    results: list[FileResult] = []
+    paths = [p for p in args.paths if p != "-"]
+    if "-" in args.paths:
+        try:
+            results.append(work(args.stdin_filename, settings, source=_stdin_source(args, stdin), **kwargs))
+        except SourceError as error:
+            results.append(FileResult(args.stdin_filename, error=str(error)))
+    files: list[str] = []
+    for path in paths:
+        try:
+            files.extend(python_files([path], settings.exclude))
+        except SourceError as error:
+            results.append(FileResult(path, error=str(error)))
+    results.extend(_run_all(work, files, settings, args.jobs, **kwargs))
+    return results
+
+
+def _check(args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    results = _collect(args, settings, stdin, check_file)
+    for result in results:
+        if result.error:
+            print(result.error, file=stderr)
+    found = [(r.path, r.findings) for r in results if r.findings]
+    output = render(found, args.format)
+    if output or args.format in ("json", "sarif"):
+        stdout.write(output)
+    if args.statistics:
+        stdout.write(statistics(found))
+    if any(r.error for r in results):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+
+def _fix(
+    args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO, *, show_diff: bool
+) -> int:
+    results = _collect(args, settings, stdin, fix_file, write=not show_diff)
+    changed = False
+    for result in results:
+        if result.error:
+            print(result.error, file=stderr)
+            continue
+        if result.path == args.stdin_filename and "-" in args.paths and not show_diff:
+            # Editors: the fixed source (or the original) on stdout, nothing else there.
+            stdout.write(result.text)
+        elif show_diff:
+            stdout.write(result.diff)
+        changed = changed or result.new_text is not None
+        for finding in result.findings:
+            print(f"{result.path}:{finding.line}:{finding.column + 1}: {finding.text}", file=stderr)
+    fixed = sum(r.fixed for r in results)
+    remaining = sum(len(r.findings) for r in results)
+    verb = "would fix" if show_diff else "fixed"
+    print(f"{verb} {fixed} finding{'s' * (fixed != 1)}, {remaining} remaining", file=stderr)
+    if any(r.error for r in results):
+        return EXIT_ERROR
+    if show_diff and changed:
+        return EXIT_FINDINGS
+    if changed and getattr(args, "exit_non_zero_on_fix", False):
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+

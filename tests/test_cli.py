@@ -1,0 +1,238 @@
+"""The command line, run in-process and as a real subprocess, on files in a temporary folder."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_jax_closure.cli import main
+from fixture_support import FIXTURES
+
+SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
+SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
+
+STALE = """import jax
+
+SCALE = 1.0
+
+
+@jax.jit
+def scaled(x):
+    return x * SCALE{noqa}
+
+
+def set_scale(value):
+    global SCALE
+    SCALE = value
+"""
+
+
+def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdin=io.StringIO(stdin), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "seed.py").write_text(SEED, encoding="utf-8")
+    (tmp_path / "pkg" / "clean.py").write_text("import jax\n\nx = jax.jit(abs)\n", encoding="utf-8")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "ignored.py").write_text(SEED, encoding="utf-8")
+    return tmp_path
+
+
+def test_check_reports_findings_and_exits_1(project: Path) -> None:
+    code, out, _ = run("check", "--jobs", "1", str(project))
+    assert code == 1
+    assert out == (
+        f"{project / 'pkg' / 'seed.py'}:39:16: JC101 'jitted_mult' (jax.jit) reads closure "
+        "variable 'weights', rebound at line 43 in 'update_locally_created'; compiled calls "
+        "keep the value from the first trace\n"
+    )
+
+
+def test_check_clean_file_exits_0(project: Path) -> None:
+    assert run("check", str(project / "pkg" / "clean.py"))[0] == 0
+
+
+def test_missing_path_exits_2_with_one_line(tmp_path: Path) -> None:
+    code, out, err = run("check", str(tmp_path / "missing.py"))
+    assert (code, out) == (2, "")
+    assert err.strip() == f"{tmp_path / 'missing.py'}: no such file or directory"
+
+
+def test_syntax_error_is_reported_and_left_alone(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("import jax\n@jax.jit\ndef f(:\n", encoding="utf-8")
+    code, _, err = run("fix", str(broken))
+    assert code == 2
+    assert "syntax error" in err and "Traceback" not in err
+    assert broken.read_text(encoding="utf-8") == "import jax\n@jax.jit\ndef f(:\n"
+
+
+def test_stdin_with_filename() -> None:
+    code, out, _ = run("check", "-", "--stdin-filename", "model.py", stdin=SEED)
+    assert code == 1
+    assert out.startswith("model.py:39:16: JC101 ")
+
+
+def test_fix_stdin_prints_fixed_source_only() -> None:
+    code, out, _ = run("fix", "-", stdin=SEED)
+    assert out == SEED_FIXED
+    assert code == 0
+
+
+def test_fix_stdin_without_findings_echoes_source() -> None:
+    source = "import jax\n\nf = jax.jit(abs)\n"
+    assert run("fix", "-", stdin=source)[1] == source
+
+
+def test_noqa_and_select_ignore(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(STALE.format(noqa=""), encoding="utf-8")
+    assert run("check", str(path))[0] == 1
+    assert run("check", "--ignore", "JC102", str(path))[0] == 0
+    assert run("check", "--select", "JC101", str(path))[0] == 0
+    for comment in ("  # noqa", "  # noqa: JC102", "  # NOQA:JC1"):
+        path.write_text(STALE.format(noqa=comment), encoding="utf-8")
+        assert run("check", str(path))[0] == 0, comment
+    path.write_text(STALE.format(noqa="  # noqa: E501"), encoding="utf-8")
+    assert run("check", str(path))[0] == 1
+
+
+def test_json_lists_finding_and_fix(project: Path) -> None:
+    code, out, _ = run("check", "--format", "json", str(project / "pkg" / "seed.py"))
+    (entry,) = json.loads(out)
+    assert code == 1
+    assert entry["code"] == "JC101"
+    assert (entry["line"], entry["column"], entry["end_line"], entry["end_column"]) == (39, 16, 39, 23)
+    assert (entry["function"], entry["name"]) == ("jitted_mult", "weights")
+    assert entry["fix"]["applicability"] == "safe"
+    assert entry["fix"]["edits"]
+
+
+def test_json_with_no_findings_is_an_empty_list(project: Path) -> None:
+    assert run("check", "--format", "json", str(project / "pkg" / "clean.py"))[1] == "[]\n"
+
+
+def test_github_format_and_statistics(project: Path) -> None:
+    code, out, _ = run("check", "--format", "github", "--statistics", "--exit-zero", str(project / "pkg"))
+    assert code == 0
+    first, stats = out.splitlines()
+    assert first.startswith(f"::warning file={project / 'pkg' / 'seed.py'},line=39,col=16,")
+    assert "title=JC101::JC101 'jitted_mult'" in first
+    assert stats.split() == ["1", "JC101"]
+
+
+def test_fix_writes_atomically_and_keeps_mode(project: Path) -> None:
+    path = project / "pkg" / "seed.py"
+    os.chmod(path, 0o640)
+    code, _, err = run("fix", str(path))
+    assert code == 0
+    assert path.read_text(encoding="utf-8") == SEED_FIXED
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert "fixed 1 finding, 0 remaining" in err
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".jc-")]
+    assert run("fix", str(path))[1:] == ("", "fixed 0 findings, 0 remaining\n")
+
+
+def test_fix_exit_non_zero_on_fix(project: Path) -> None:
+    path = project / "pkg" / "seed.py"
+    assert run("fix", "--exit-non-zero-on-fix", str(path))[0] == 1
+    assert run("fix", "--exit-non-zero-on-fix", str(path))[0] == 0
+
+
+def test_diff_prints_and_does_not_write(project: Path) -> None:
+    path = project / "pkg" / "seed.py"
+    for argv in (("diff", str(path)), ("fix", "--diff", str(path))):
+        code, out, _ = run(*argv)
+        assert code == 1
+        assert "+    def _jitted_mult_compiled(input_var, *, weights):" in out
+        assert path.read_text(encoding="utf-8") == SEED
+
+
+@pytest.mark.parametrize(
+    "prefix, newline, encoding",
+    [
+        (b"", b"\r\n", "utf-8"),
+        (b"\xef\xbb\xbf", b"\n", "utf-8"),
+        (b"# -*- coding: latin-1 -*-\n", b"\n", "latin-1"),
+    ],
+    ids=["crlf", "bom", "latin-1-cookie"],
+)
+def test_fix_keeps_encoding_bom_and_newlines(tmp_path: Path, prefix: bytes, newline: bytes, encoding: str) -> None:
+    text = STALE.format(noqa="") + "# caf\u00e9\n"
+    raw = prefix + text.replace("\n", newline.decode()).encode(encoding)
+    path = tmp_path / "m.py"
+    path.write_bytes(raw)
+    assert run("fix", str(path))[0] == 0
+    written = path.read_bytes()
+    assert written.startswith(prefix)
+    assert written.count(b"\r\n") == (written.count(b"\n") if newline == b"\r\n" else 0)
+    assert "caf\u00e9".encode(encoding) in written
+    assert b"def _scaled_compiled(x, *, SCALE):" in written
+
+
+def test_undecodable_file_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.py"
+    path.write_bytes(b"import jax\nx = '\xff\xfe'\n")
+    code, _, err = run("check", str(path))
+    assert code == 2 and "cannot decode" in err
+
+
+def test_binary_file_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "bin.py"
+    path.write_bytes(b"\x00\x01jit\x00")
+    code, _, err = run("fix", str(path))
+    assert code == 2 and "binary" in err
+    assert path.read_bytes() == b"\x00\x01jit\x00"
+
+
+def test_parallel_output_is_deterministic(tmp_path: Path) -> None:
+    for index in range(6):
+        (tmp_path / f"m{index}.py").write_text(SEED, encoding="utf-8")
+    serial = run("check", "--jobs", "1", str(tmp_path))
+    parallel = run("check", "--jobs", "2", str(tmp_path))
+    assert serial == parallel
+    assert serial[1].count("JC101") == 6
+
+
+def test_check_and_fix_never_run_the_analysed_code(tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    path = tmp_path / "evil.py"
+    path.write_text(
+        f"import jax\nopen({str(marker)!r}, 'w').close()\n" + STALE.format(noqa=""),
+        encoding="utf-8",
+    )
+    run("check", str(path))
+    run("fix", str(path))
+    assert not marker.exists()
+
+
+def test_console_script_and_module_entry_points(project: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8_jax_closure", "check", str(project / "pkg" / "seed.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 1
+    assert ":39:16: JC101 " in completed.stdout
+
+
+def test_usage_error_exits_2() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8_jax_closure", "check", "--format", "xml"],
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2
+    assert "invalid choice" in completed.stderr and "Traceback" not in completed.stderr

@@ -1,0 +1,97 @@
+"""The flake8 adapter, through a real flake8 process and directly."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from flake8_jax_closure.flake8_plugin import JaxClosureChecker
+from fixture_support import FIXTURES
+
+
+def flake8(*argv: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=JC", *argv],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=cwd,
+    )
+
+
+def test_flake8_reports_the_seed_finding() -> None:
+    completed = flake8(str(FIXTURES / "seed.py"))
+    assert completed.returncode == 1
+    assert completed.stdout == (
+        f"{FIXTURES / 'seed.py'}:39:16: JC101 'jitted_mult' (jax.jit) reads closure variable "
+        "'weights', rebound at line 43 in 'update_locally_created'; compiled calls keep the value "
+        "from the first trace\n"
+    )
+
+
+def test_flake8_reads_stdin() -> None:
+    source = (FIXTURES / "seed.py").read_text(encoding="utf-8")
+    completed = flake8("-", stdin=source)
+    assert completed.stdout.startswith("stdin:39:16: JC101 ")
+
+
+def test_flake8_on_all_fixtures_with_jobs_matches_the_engine() -> None:
+    completed = flake8(
+        "--jobs=2", "--exclude=*.fixed.py", "--jax-compile-functions=mylib.fast_jit", str(FIXTURES)
+    )
+    codes = [line.split(": ")[1].split()[0] for line in completed.stdout.splitlines()]
+    assert completed.returncode == 1
+    assert "JC900" not in codes
+    snapshot_count = sum(
+        1
+        for path in FIXTURES.glob("*.findings")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line and line[0].isdigit()
+    )
+    assert len(codes) == snapshot_count
+
+
+def test_flake8_option_adds_compile_functions(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import mylib\nK = 1\n\n\n@mylib.fast_jit\ndef f(x):\n    return x * K\n\n\n"
+        "def g():\n    global K\n    K = 2\n",
+        encoding="utf-8",
+    )
+    assert flake8(str(path)).stdout == ""
+    completed = flake8("--jax-compile-functions=mylib.fast_jit", str(path))
+    assert ":7:16: JC102 'f' (mylib.fast_jit) reads global 'K'" in completed.stdout
+    (tmp_path / "setup.cfg").write_text("[flake8]\njax-compile-functions = mylib.fast_jit\n")
+    assert "JC102" in flake8("m.py", cwd=tmp_path).stdout
+
+
+def test_flake8_noqa_is_flake8s_job(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    source = (FIXTURES / "seed.py").read_text(encoding="utf-8").splitlines(keepends=True)
+    source[38] = source[38].rstrip("\n") + "  # noqa: JC101\n"
+    path.write_text("".join(source), encoding="utf-8")
+    assert flake8(str(path)).stdout == ""
+
+
+def test_plugin_never_raises_and_reports_jc900(monkeypatch: object) -> None:
+    import flake8_jax_closure.flake8_plugin as plugin
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(plugin, "check_source", explode)  # type: ignore[attr-defined]
+    results = list(JaxClosureChecker(None, ["import jax\n"], "m.py").run())
+    assert [(r[0], r[2]) for r in results] == [(1, "JC900 analysis failed: RuntimeError: boom")]
+
+
+def test_plugin_ignores_syntax_errors_flake8_reports_them() -> None:
+    assert list(JaxClosureChecker(None, ["import jax\n", "def f(:\n"], "m.py").run()) == []
+
+
+def test_parse_options_accepts_lists_and_strings() -> None:
+    JaxClosureChecker.parse_options(argparse.Namespace(jax_compile_functions=["a.b", " c.d "]))
+    assert {"a.b", "c.d", "jax.jit"} <= JaxClosureChecker.settings.compile_functions
+    JaxClosureChecker.parse_options(argparse.Namespace(jax_compile_functions=""))
+    assert "a.b" not in JaxClosureChecker.settings.compile_functions
