@@ -69,6 +69,22 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "fix":
             command.add_argument("--diff", action="store_true", help="print a diff instead of writing")
             command.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
+    verify = commands.add_parser(
+        "verify",
+        help="run the original and the fixed program under JAX and judge each finding",
+        description="Run FILE and its fixed version, each in a subprocess, comparing every "
+        "compiled call with its eager evaluation. Runs user code: only on programs you trust.",
+    )
+    verify.add_argument("file", metavar="FILE")
+    verify.add_argument("runner", nargs="*", metavar="-- pytest ARGS", help="run a test selection instead of __main__")
+    verify.add_argument("--entry", help="module:function to call instead of the __main__ block")
+    verify.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    verify.add_argument("--write", action="store_true", help="write the fix when every exercised finding is confirmed")
+    verify.add_argument("--timeout", type=float, default=300.0, help="seconds per program run (default 300)")
+    verify.add_argument("--platform", choices=("cpu", "gpu", "tpu"), help="JAX platform (default: JAX's default backend)")
+    verify.add_argument("--require-accelerator", action="store_true", help="fail when only a CPU is present")
+    verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.add_argument("--jax-compile-functions", default="", help="extra qualified names that compile like jax.jit")
     return parser
 
 
@@ -76,6 +92,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "verify":
+            return _verify(args, stdout, stderr)
         settings = Settings.with_extra_compile_functions(
             args.jax_compile_functions.split(","),
             select=args.select,
@@ -220,3 +238,41 @@ def _fix(
         return EXIT_FINDINGS
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
+
+
+def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from .verify import VerifyError, VerifyOptions, jax_available, render_json, render_text, verify_file
+
+    pytest_args: tuple[str, ...] | None = None
+    if args.runner:
+        if args.runner[0] != "pytest":
+            print(f"flake8-jax-closure verify: expected '-- pytest ARGS', got {args.runner[0]!r}", file=stderr)
+            return EXIT_ERROR
+        pytest_args = tuple(args.runner[1:])
+    if not jax_available():
+        print("flake8-jax-closure verify needs jax: pip install 'flake8-jax-closure[verify]'", file=stderr)
+        return EXIT_ERROR
+    if not os.path.isfile(args.file):
+        print(f"{args.file}: no such file", file=stderr)
+        return EXIT_ERROR
+    settings = Settings.with_extra_compile_functions(
+        args.jax_compile_functions.split(","), unsafe_fixes=args.unsafe_fixes
+    )
+    options = VerifyOptions(
+        entry=args.entry,
+        pytest_args=pytest_args,
+        timeout=args.timeout,
+        platform=args.platform,
+        require_accelerator=args.require_accelerator,
+        write=args.write,
+    )
+    try:
+        report = verify_file(args.file, settings, options)
+    except VerifyError as error:
+        print(f"flake8-jax-closure verify: {error}", file=stderr)
+        return EXIT_ERROR
+    except (SourceSyntaxError, SourceError) as error:
+        print(f"{args.file}: {error}", file=stderr)
+        return EXIT_ERROR
+    stdout.write(render_json(report) if args.format == "json" else render_text(report))
+    return EXIT_CLEAN if report.success else EXIT_FINDINGS

@@ -22,7 +22,7 @@ class SourceSyntaxError(Exception):
     """The source does not parse; nothing is reported or changed for it."""
 
 
-def _call_names(settings: Settings) -> frozenset[str]:
+def call_names(settings: Settings) -> frozenset[str]:
     return frozenset(
         last_component(name) for name in settings.compile_functions | PASSTHROUGH_TRANSFORMS
     )
@@ -51,7 +51,7 @@ class Analysis:
 
 
 def analyse_module(module: cst.Module, settings: Settings) -> Analysis:
-    model = build_scope_model(module, _call_names(settings))
+    model = build_scope_model(module, call_names(settings))
     sites = CompiledFunctionFinder(model, settings.compile_functions).find()
     by_function: dict[int, list[tuple[StaleCapture, Finding]]] = {}
     for capture in CaptureAnalysis(model).stale_captures(sites):

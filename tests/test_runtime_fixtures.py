@@ -24,8 +24,9 @@ RUNNABLE = [
     f
     for f in fixtures()
     if 'if __name__ == "__main__":' in f.source or "if __name__ == '__main__':" in f.source
-    # The seed's second and third solutions fail on current JAX, as their headers explain.
-    if not f.name.startswith(("seed_solution2", "seed_solution3"))
+    # The seed's second and third solutions fail on current JAX, as their headers explain;
+    # the verifier's fixtures show other outcomes on purpose and have tests of their own.
+    if not f.name.startswith(("seed_solution2", "seed_solution3", "verify_"))
 ]
 
 
