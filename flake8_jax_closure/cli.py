@@ -13,9 +13,11 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from . import __version__
+from .config import ConfigError, FileConfig, load_config
 from .diagnostics import Finding
 from .engine import SourceSyntaxError, check_source, fix_source
 from .files import Source, SourceError, decode, python_files, read_source, write_source
@@ -40,6 +42,25 @@ def _codes(value: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in value.split(",") if code.strip())
 
 
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
+def settings_from(args: argparse.Namespace, config: FileConfig) -> Settings:
+    """Command-line flags win over the configuration file, which wins over the defaults."""
+
+    def pick(flag: Any, configured: Any, default: Any) -> Any:
+        return flag if flag is not None else configured if configured is not None else default
+
+    return Settings.with_extra_compile_functions(
+        pick(getattr(args, "jax_compile_functions", None), config.jax_compile_functions, ()),
+        select=pick(getattr(args, "select", None), config.select, ("JC",)),
+        ignore=pick(getattr(args, "ignore", None), config.ignore, ()),
+        unsafe_fixes=pick(getattr(args, "unsafe_fixes", None), config.unsafe_fixes, False),
+        exclude=pick(getattr(args, "exclude", None), config.exclude, ()),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="flake8-jax-closure",
@@ -51,10 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin")
-    common.add_argument("--select", type=_codes, default=("JC",), help="codes or prefixes to report (default JC)")
-    common.add_argument("--ignore", type=_codes, default=(), help="codes or prefixes to leave out")
-    common.add_argument("--exclude", type=lambda v: tuple(p for p in v.split(",") if p), default=(), help="comma-separated glob patterns to skip")
-    common.add_argument("--jax-compile-functions", default="", help="extra qualified names that compile like jax.jit, comma-separated")
+    common.add_argument("--select", type=_codes, help="codes or prefixes to report (default JC)")
+    common.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
+    common.add_argument("--exclude", type=_names, help="comma-separated glob patterns to skip")
+    common.add_argument("--jax-compile-functions", type=_names, help="extra qualified names that compile like jax.jit, comma-separated")
     common.add_argument("--stdin-filename", default="-", help="the name to report for source read from stdin")
     common.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel processes (default: all cores)")
 
@@ -65,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
-        command.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+        command.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
         if name == "fix":
             command.add_argument("--diff", action="store_true", help="print a diff instead of writing")
             command.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
@@ -78,13 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", metavar="FILE")
     verify.add_argument("runner", nargs="*", metavar="-- pytest ARGS", help="run a test selection instead of __main__")
     verify.add_argument("--entry", help="module:function to call instead of the __main__ block")
-    verify.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    verify.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
     verify.add_argument("--write", action="store_true", help="write the fix when every exercised finding is confirmed")
     verify.add_argument("--timeout", type=float, default=300.0, help="seconds per program run (default 300)")
     verify.add_argument("--platform", choices=("cpu", "gpu", "tpu"), help="JAX platform (default: JAX's default backend)")
     verify.add_argument("--require-accelerator", action="store_true", help="fail when only a CPU is present")
     verify.add_argument("--format", choices=("text", "json"), default="text")
-    verify.add_argument("--jax-compile-functions", default="", help="extra qualified names that compile like jax.jit")
+    verify.add_argument("--jax-compile-functions", type=_names, help="extra qualified names that compile like jax.jit")
     return parser
 
 
@@ -94,13 +115,11 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     try:
         if args.command == "verify":
             return _verify(args, stdout, stderr)
-        settings = Settings.with_extra_compile_functions(
-            args.jax_compile_functions.split(","),
-            select=args.select,
-            ignore=args.ignore,
-            unsafe_fixes=getattr(args, "unsafe_fixes", False),
-            exclude=args.exclude,
-        )
+        try:
+            settings = settings_from(args, load_config(Path.cwd()))
+        except ConfigError as error:
+            print(f"flake8-jax-closure: {error}", file=stderr)
+            return EXIT_ERROR
         if args.command == "check":
             return _check(args, settings, stdin, stdout, stderr)
         return _fix(args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
@@ -255,9 +274,11 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not os.path.isfile(args.file):
         print(f"{args.file}: no such file", file=stderr)
         return EXIT_ERROR
-    settings = Settings.with_extra_compile_functions(
-        args.jax_compile_functions.split(","), unsafe_fixes=args.unsafe_fixes
-    )
+    try:
+        settings = settings_from(args, load_config(Path(args.file).parent))
+    except ConfigError as error:
+        print(f"flake8-jax-closure: {error}", file=stderr)
+        return EXIT_ERROR
     options = VerifyOptions(
         entry=args.entry,
         pytest_args=pytest_args,

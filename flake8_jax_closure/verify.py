@@ -257,7 +257,7 @@ def _run_line(label: str, record: dict[str, Any] | None) -> str:
     elif divergent:
         detail = (
             f"compiled differs from eager in {len(divergent)} of {record['calls']} calls "
-            f"(first at call {divergent[0]}, largest difference {record['largest_difference']:g})"
+            f"(first at call {divergent[0]}, largest difference {float(record['largest_difference'])!r})"
         )
     else:
         detail = f"compiled equals eager in all {record['calls']} calls"

@@ -1,0 +1,62 @@
+"""The hooks in .pre-commit-hooks.yaml, through the real pre-commit against this checkout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixture_support import FIXTURES, ROOT
+
+if shutil.which("git") is None:
+    pytest.skip("git is not installed", allow_module_level=True)
+pytest.importorskip("pre_commit")
+
+
+def _environment(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(home),
+        "GIT_AUTHOR_NAME": "test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    }
+
+
+def _try_repo(hook: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--all-files"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = _environment(tmp_path / "pre-commit-home")
+    seed = project / "seed.py"
+    shutil.copy(FIXTURES / "seed.py", seed)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
+
+    check = _try_repo("flake8-jax-closure", project, env)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "seed.py:39:16: JC101 'jitted_mult'" in check.stdout
+
+    fix = _try_repo("flake8-jax-closure-fix", project, env)
+    assert fix.returncode == 1, fix.stdout + fix.stderr
+    assert "files were modified by this hook" in fix.stdout
+    assert seed.read_text() == (FIXTURES / "seed.fixed.py").read_text()
+
+    subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
+    again = _try_repo("flake8-jax-closure", project, env)
+    assert again.returncode == 0, again.stdout + again.stderr

