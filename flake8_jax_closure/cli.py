@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--require-accelerator", action="store_true", help="fail when only a CPU is present")
     verify.add_argument("--format", choices=("text", "json"), default="text")
     verify.add_argument("--jax-compile-functions", type=_names, help="extra qualified names that compile like jax.jit")
+    commands.add_parser("lsp", help="run the language server over stdio (needs the [lsp] extra)")
     return parser
 
 
@@ -115,6 +116,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     try:
         if args.command == "verify":
             return _verify(args, stdout, stderr)
+        if args.command == "lsp":
+            return _lsp(stderr)
         try:
             settings = settings_from(args, load_config(Path.cwd()))
         except ConfigError as error:
@@ -297,3 +300,13 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_ERROR
     stdout.write(render_json(report) if args.format == "json" else render_text(report))
     return EXIT_CLEAN if report.success else EXIT_FINDINGS
+
+
+def _lsp(stderr: TextIO) -> int:
+    try:
+        from .lsp import main as serve
+    except ImportError:
+        print("the language server needs pygls: pip install 'flake8-jax-closure[lsp]'", file=stderr)
+        return EXIT_ERROR
+    serve()
+    return EXIT_CLEAN
