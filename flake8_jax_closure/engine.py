@@ -13,6 +13,7 @@ from .fix import FixPlanner, FunctionFix, NoFix, apply_fixes, text_edits
 from .model import CaptureAnalysis, StaleCapture
 from .names import PASSTHROUGH_TRANSFORMS, last_component
 from .noqa import is_suppressed
+from .prefilter import needs_analysis
 from .rules import ANALYSIS_FAILED, RULES
 from .scopes import build_scope_model
 from .settings import Settings
@@ -100,6 +101,8 @@ def _analyse_selected(source: str, settings: Settings, honour_noqa: bool) -> Ana
     becomes one JC900 finding, never an exception.
     """
     if not _mentions_compile(source, settings):
+        return None
+    if settings.prefilter and not needs_analysis(source, settings.compile_functions):
         return None
     module = parse(source)
     try:

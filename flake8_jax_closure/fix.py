@@ -258,7 +258,7 @@ class FixPlanner:
             paths: list[tuple[str, ...]] = [()]
         else:
             paths = []
-            for path in sorted({read.path for read in reads}, key=len):
+            for path in sorted({read.path for read in reads}, key=lambda p: (len(p), p)):
                 if not any(path[: len(p)] == p for p in paths):
                     paths.append(path)
         lifts = []

@@ -56,3 +56,25 @@ def test_negative_fixtures_are_left_byte_for_byte() -> None:
         if "negative" in fixture.name:
             result = fix_source(fixture.source, fixture.settings(unsafe_fixes=True))
             assert result.source == fixture.source, fixture.name
+
+
+def test_fixed_output_does_not_depend_on_hash_seed() -> None:
+    """Regression: lifts of equally long paths were ordered by set iteration (hash seed)."""
+    import os
+    import subprocess
+    import sys
+
+    from fixture_support import FIXTURES
+
+    source = (FIXTURES / "JC103_runnable_config.py").read_text(encoding="utf-8")
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-m", "flake8_jax_closure", "fix", "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(1, 7)
+    }
+    assert len(outputs) == 1
