@@ -18,8 +18,8 @@ from typing import Any, TextIO
 
 from . import __version__
 from .config import ConfigError, FileConfig, load_config
+from .cache import FindingsCache, default_directory
 from .diagnostics import Finding
-from .engine import SourceSyntaxError, check_source, fix_source
 from .files import Source, SourceError, decode, python_files, read_source, write_source
 from .formats import FORMATS, render, statistics
 from .settings import Settings
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=FORMATS, default="text")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--statistics", action="store_true", help="print a count per code")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
@@ -138,6 +139,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
 
 
 def check_file(path: str, settings: Settings, source: Source | None = None) -> FileResult:
+    # Imported here: a run answered from the cache never loads libcst.
+    from .engine import SourceSyntaxError, check_source
+
     result = FileResult(path)
     try:
         source = source or read_source(path)
@@ -150,6 +154,8 @@ def check_file(path: str, settings: Settings, source: Source | None = None) -> F
 
 
 def fix_file(path: str, settings: Settings, source: Source | None = None, write: bool = True) -> FileResult:
+    from .engine import SourceSyntaxError, fix_source
+
     result = FileResult(path)
     try:
         source = source or read_source(path)
@@ -189,6 +195,29 @@ def _run_all(
         return [future.result() for future in futures]
 
 
+def _check_with_cache(paths: list[str], settings: Settings, jobs: int, cache: FindingsCache) -> list[FileResult]:
+    """Cached files are answered here; only the others go to the worker processes."""
+    results: list[FileResult | None] = []
+    missing: list[tuple[int, str, str]] = []
+    for path in paths:
+        try:
+            raw = read_source(path).raw
+        except SourceError as error:
+            results.append(FileResult(path, error=str(error)))
+            continue
+        key = cache.key(raw)
+        findings = cache.get(key)
+        results.append(None if findings is None else FileResult(path, findings))
+        if findings is None:
+            missing.append((len(results) - 1, path, key))
+    computed = _run_all(check_file, [path for _, path, _ in missing], settings, jobs)
+    for (index, _, key), result in zip(missing, computed):
+        results[index] = result
+        if result.error is None:
+            cache.put(key, result.findings)
+    return [r for r in results if r is not None]
+
+
 def _stdin_source(args: argparse.Namespace, stdin: TextIO) -> Source:
     buffer = getattr(stdin, "buffer", None)
     raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
@@ -196,7 +225,12 @@ def _stdin_source(args: argparse.Namespace, stdin: TextIO) -> Source:
 
 
 def _collect(
-    args: argparse.Namespace, settings: Settings, stdin: TextIO, work: Callable[..., FileResult], **kwargs: object
+    args: argparse.Namespace,
+    settings: Settings,
+    stdin: TextIO,
+    work: Callable[..., FileResult],
+    cache: FindingsCache | None = None,
+    **kwargs: object,
 ) -> list[FileResult]:
     results: list[FileResult] = []
     paths = [p for p in args.paths if p != "-"]
@@ -211,12 +245,16 @@ def _collect(
             files.extend(python_files([path], settings.exclude))
         except SourceError as error:
             results.append(FileResult(path, error=str(error)))
-    results.extend(_run_all(work, files, settings, args.jobs, **kwargs))
+    if cache is not None:
+        results.extend(_check_with_cache(files, settings, args.jobs, cache))
+    else:
+        results.extend(_run_all(work, files, settings, args.jobs, **kwargs))
     return results
 
 
 def _check(args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    results = _collect(args, settings, stdin, check_file)
+    cache = None if args.no_cache else FindingsCache(default_directory(), settings)
+    results = _collect(args, settings, stdin, check_file, cache=cache)
     for result in results:
         if result.error:
             print(result.error, file=stderr)
@@ -295,7 +333,7 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except VerifyError as error:
         print(f"flake8-jax-closure verify: {error}", file=stderr)
         return EXIT_ERROR
-    except (SourceSyntaxError, SourceError) as error:
+    except SourceError as error:
         print(f"{args.file}: {error}", file=stderr)
         return EXIT_ERROR
     stdout.write(render_json(report) if args.format == "json" else render_text(report))

@@ -22,7 +22,7 @@ import libcst as cst
 
 from .compiled import CompiledFunctionFinder
 from .diagnostics import Finding
-from .engine import call_names, check_source, fix_source, parse
+from .engine import SourceSyntaxError, call_names, check_source, fix_source, parse
 from .scopes import build_scope_model
 from .settings import Settings
 
@@ -115,10 +115,13 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         source = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise VerifyError(f"{path}: cannot read: {error}") from error
-    findings = check_source(source, settings)
-    outcome = fix_source(source, settings)
-    original_spans = compiled_first_lines(source, settings)
-    fixed_spans = compiled_first_lines(outcome.source, settings)
+    try:
+        findings = check_source(source, settings)
+        outcome = fix_source(source, settings)
+        original_spans = compiled_first_lines(source, settings)
+        fixed_spans = compiled_first_lines(outcome.source, settings)
+    except SourceSyntaxError as error:
+        raise VerifyError(f"{path}: syntax error: {error}") from error
 
     with tempfile.TemporaryDirectory(prefix="jc-verify-") as workspace:
         original_run = _run_program(path, source, os.path.join(workspace, "original"), settings, options)

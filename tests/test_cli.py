@@ -236,3 +236,41 @@ def test_usage_error_exits_2() -> None:
     )
     assert completed.returncode == 2
     assert "invalid choice" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_cache_answers_repeated_runs_and_follows_content(tmp_path: Path) -> None:
+    path = tmp_path / "seed.py"
+    path.write_text(SEED, encoding="utf-8")
+    cold = run("check", "--jobs", "1", str(path))
+    entries = list(Path(os.environ["FLAKE8_JAX_CLOSURE_CACHE_DIR"]).rglob("*.json"))
+    assert len(entries) == 1
+    assert run("check", "--jobs", "1", str(path)) == cold
+    # The entry is what answers: doctor it and the next run says so.
+    doctored = json.loads(entries[0].read_text())
+    doctored[0]["message"] = "from the cache"
+    entries[0].write_text(json.dumps(doctored))
+    assert "JC101 from the cache" in run("check", str(path))[1]
+    assert "JC101 from the cache" not in run("check", "--no-cache", str(path))[1]
+    # Another content or other options miss the entry.
+    path.write_text(SEED + "\n", encoding="utf-8")
+    assert "from the cache" not in run("check", str(path))[1]
+    assert "from the cache" not in run("check", "--select", "JC1", str(tmp_path))[1]
+
+
+def test_torn_cache_entry_is_a_miss(tmp_path: Path) -> None:
+    path = tmp_path / "seed.py"
+    path.write_text(SEED, encoding="utf-8")
+    cold = run("check", str(path))
+    for entry in Path(os.environ["FLAKE8_JAX_CLOSURE_CACHE_DIR"]).rglob("*.json"):
+        entry.write_text('[{"code": "JC1')
+    assert run("check", str(path)) == cold
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path: Path) -> None:
+    for index in range(8):
+        (tmp_path / f"m{index}.py").write_text(SEED.replace("weights", f"weights{index}"), encoding="utf-8")
+    command = [sys.executable, "-m", "flake8_jax_closure", "check", "--jobs", "2", str(tmp_path)]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = {process.communicate()[0] for process in processes}
+    assert len(outputs) == 1 and next(iter(outputs)).count("JC101") == 8
+    assert run("check", "--jobs", "1", str(tmp_path))[1] == next(iter(outputs))

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Finding
-from ..model import StaleCapture
 from . import jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place
+
+
+if TYPE_CHECKING:
+    from ..model import StaleCapture
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Finding
-from ..model import StaleCapture
-from ..scopes import Site
+
+if TYPE_CHECKING:
+    from ..model import StaleCapture
+    from ..scopes import Site
 
 STALE = "compiled calls keep the value from the first trace"
 

@@ -27,9 +27,13 @@ Use instead
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Finding
-from ..model import StaleCapture
 from ._common import STALE, finding, subject, where
+
+if TYPE_CHECKING:
+    from ..model import StaleCapture
 
 CODE = "JC102"
 SUMMARY = "compiled function reads a module global that is rebound after tracing"

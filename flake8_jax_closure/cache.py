@@ -1,0 +1,92 @@
+"""A cache of findings keyed by file content, tool version and options.
+
+Entries live in the user's cache folder (``$FLAKE8_JAX_CLOSURE_CACHE_DIR`` overrides it), one
+small JSON file per key, written to a temporary name and renamed into place: concurrent runs can
+share the folder, and a torn or unreadable entry is just a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .diagnostics import Applicability, Edit, Finding, Fix
+from .settings import Settings
+
+
+def default_directory() -> Path:
+    override = os.environ.get("FLAKE8_JAX_CLOSURE_CACHE_DIR")
+    if override:
+        return Path(override)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / "flake8-jax-closure" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "flake8-jax-closure"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "flake8-jax-closure"
+
+
+def _settings_fingerprint(settings: Settings) -> bytes:
+    fields = (
+        sorted(settings.compile_functions),
+        settings.select,
+        settings.ignore,
+        settings.prefilter,
+    )
+    return repr(fields).encode()
+
+
+def _to_json(finding: Finding) -> dict[str, Any]:
+    data = asdict(finding)
+    if finding.fix is not None:
+        data["fix"]["applicability"] = finding.fix.applicability.value
+    return data
+
+
+def _from_json(data: dict[str, Any]) -> Finding:
+    fix = data.get("fix")
+    if fix is not None:
+        data["fix"] = Fix(
+            Applicability(fix["applicability"]),
+            fix["description"],
+            tuple(Edit(**edit) for edit in fix["edits"]),
+        )
+    return Finding(**data)
+
+
+class FindingsCache:
+    def __init__(self, directory: Path, settings: Settings) -> None:
+        self.directory = directory / __version__
+        self.salt = __version__.encode() + b"\0" + _settings_fingerprint(settings) + b"\0"
+
+    def key(self, raw: bytes) -> str:
+        return hashlib.blake2b(self.salt + raw, digest_size=20).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> list[Finding] | None:
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                return [_from_json(item) for item in json.load(handle)]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump([_to_json(f) for f in findings], handle)
+            os.replace(temporary, path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
