@@ -40,6 +40,7 @@ def _settings_fingerprint(settings: Settings) -> bytes:
         settings.select,
         settings.ignore,
         settings.prefilter,
+        settings.with_edits,
     )
     return repr(fields).encode()
 

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,6 +22,7 @@ from .cache import FindingsCache, default_directory
 from .diagnostics import Finding
 from .files import Source, SourceError, decode, python_files, read_source, write_source
 from .formats import FORMATS, render, statistics
+from .rules import ANALYSIS_FAILED
 from .settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--statistics", action="store_true", help="print a count per code")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
+    check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
@@ -125,6 +127,11 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
             print(f"flake8-jax-closure: {error}", file=stderr)
             return EXIT_ERROR
         if args.command == "check":
+            settings = replace(
+                settings,
+                with_edits=args.format in ("json", "sarif"),
+                prefilter=not args.no_prefilter,
+            )
             return _check(args, settings, stdin, stdout, stderr)
         return _fix(args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
     except KeyboardInterrupt:
@@ -213,7 +220,8 @@ def _check_with_cache(paths: list[str], settings: Settings, jobs: int, cache: Fi
     computed = _run_all(check_file, [path for _, path, _ in missing], settings, jobs)
     for (index, _, key), result in zip(missing, computed):
         results[index] = result
-        if result.error is None:
+        # A failed analysis (JC900) is not an answer worth keeping.
+        if result.error is None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
             cache.put(key, result.findings)
     return [r for r in results if r is not None]
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -35,9 +38,23 @@ def _mentions_compile(source: str, settings: Settings) -> bool:
     return re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", source) is not None
 
 
+@contextmanager
+def _deep_recursion(limit: int = 20_000) -> Iterator[None]:
+    """libcst walks trees recursively, several frames per nesting level; code nested a few
+    hundred levels deep (which CPython accepts) needs more than the default 1,000 frames.
+    Python-to-Python calls do not grow the C stack, so a higher limit is safe here."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def parse(source: str) -> cst.Module:
     try:
-        return cst.parse_module(source)
+        with _deep_recursion():
+            return cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceSyntaxError(_one_line(error)) from error
 
@@ -51,7 +68,9 @@ class Analysis:
     fixes: dict[int, FunctionFix]  # id(finding) -> the fix of its compiled function
 
 
-def analyse_module(module: cst.Module, settings: Settings) -> Analysis:
+def analyse_module(module: cst.Module, settings: Settings, with_edits: bool = True) -> Analysis:
+    """Findings with their fixes. ``with_edits`` computes each fix's text edits, which costs one
+    rewrite of the module per fixed function: outputs that show no edits skip it."""
     model = build_scope_model(module, call_names(settings))
     sites = CompiledFunctionFinder(model, settings.compile_functions).find()
     by_function: dict[int, list[tuple[StaleCapture, Finding]]] = {}
@@ -70,7 +89,7 @@ def analyse_module(module: cst.Module, settings: Settings) -> Analysis:
         except NoFix as reason:
             findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
             continue
-        edits = text_edits(module.code, apply_fixes(module, [plan]))
+        edits = text_edits(module.code, apply_fixes(module, [plan])) if with_edits else ()
         fix = Fix(plan.applicability, plan.description, edits)
         for _, found in group:
             if found.name in plan.declined:
@@ -94,7 +113,9 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def _analyse_selected(source: str, settings: Settings, honour_noqa: bool) -> Analysis | None:
+def _analyse_selected(
+    source: str, settings: Settings, honour_noqa: bool, with_edits: bool = True
+) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
     Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
@@ -106,7 +127,8 @@ def _analyse_selected(source: str, settings: Settings, honour_noqa: bool) -> Ana
         return None
     module = parse(source)
     try:
-        analysis = analyse_module(module, settings)
+        with _deep_recursion():
+            analysis = analyse_module(module, settings, with_edits)
     except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going
         analysis = Analysis(module, [analysis_failed(error)], {})
     except RecursionError as error:
@@ -120,9 +142,12 @@ def _analyse_selected(source: str, settings: Settings, honour_noqa: bool) -> Ana
     return analysis
 
 
-def check_source(source: str, settings: Settings, *, honour_noqa: bool = True) -> list[Finding]:
+def check_source(
+    source: str, settings: Settings, *, honour_noqa: bool = True, with_edits: bool | None = None
+) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse."""
-    analysis = _analyse_selected(source, settings, honour_noqa)
+    edits = settings.with_edits if with_edits is None else with_edits
+    analysis = _analyse_selected(source, settings, honour_noqa, edits)
     return analysis.findings if analysis is not None else []
 
 
@@ -138,7 +163,7 @@ def fix_source(source: str, settings: Settings) -> FixResult:
 
     The result is checked to parse; a fix that would not is dropped, never written.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa=True)
+    analysis = _analyse_selected(source, settings, honour_noqa=True, with_edits=False)
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
@@ -154,7 +179,8 @@ def fix_source(source: str, settings: Settings) -> FixResult:
             remaining.append(finding)
     if not chosen:
         return FixResult(source, [], remaining)
-    new_source = apply_fixes(analysis.module, chosen.values())
+    with _deep_recursion():
+        new_source = apply_fixes(analysis.module, chosen.values())
     try:
         compile(new_source, "<fixed>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError):

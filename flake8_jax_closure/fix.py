@@ -154,9 +154,9 @@ class FixPlanner:
                 raise NoFix("async functions cannot be compiled")
             if any(site.form is not Form.DECORATOR for site in fix.sites):
                 self._check_only_compiled(fix)
-        bound = {site.bound_name for site in fix.sites if site.bound_name}
-        for name in sorted(bound):
-            if self._uses_compiled_attributes(name):
+        bound = {(site.bound_name, site.site_scope) for site in fix.sites if site.bound_name}
+        for name, scope in sorted(bound, key=lambda item: item[0]):
+            if self._uses_compiled_attributes(name, scope):
                 fix.unsafe_reasons.append(
                     f"'{name}' is used through attributes of the compiled object (.lower, .trace, ...)"
                 )
@@ -228,12 +228,11 @@ class FixPlanner:
             expr = expr.func
         return self.model.qualified_name(site.site_scope, expr)
 
-    def _uses_compiled_attributes(self, name: str) -> bool:
-        for read in self.model.reads:
-            if read.name == name and read.path_node is not None:
-                parent = self.model.parent(read.node)
-                if isinstance(parent, cst.Attribute) and parent.attr.value in _COMPILED_ATTRIBUTES:
-                    return True
+    def _uses_compiled_attributes(self, name: str, scope: Scope) -> bool:
+        for read in self.model.reads_of(self.model.resolve(scope, name), name):
+            parent = self.model.parent(read.node)
+            if isinstance(parent, cst.Attribute) and parent.attr.value in _COMPILED_ATTRIBUTES:
+                return True
         return False
 
     def _check_capture(self, capture: StaleCapture, sites: Sequence[CompiledFunction]) -> None:

@@ -43,7 +43,9 @@ class JaxClosureChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            findings = check_source("".join(self.lines), self.settings, honour_noqa=False)
+            findings = check_source(
+                "".join(self.lines), self.settings, honour_noqa=False, with_edits=False
+            )
         except SourceSyntaxError:
             return  # flake8 reports the syntax error itself (E999)
         except Exception as error:  # noqa: BLE001 - a plugin that raises aborts flake8's file

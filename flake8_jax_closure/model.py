@@ -77,6 +77,7 @@ class CaptureAnalysis:
     def __init__(self, model: ScopeModel) -> None:
         self.model = model
         self._free_names: dict[tuple[int, int], set[str]] = {}
+        self._readers: dict[int, dict[str, list[Scope]]] = {}
 
     def stale_captures(
         self, compiled_functions: Iterable[CompiledFunction]
@@ -224,20 +225,26 @@ class CaptureAnalysis:
 
     def _callers(self, owner: Scope, names: set[str]) -> set[str]:
         """``names`` plus the functions and classes of ``owner`` that may reach them when called."""
-        callers = set(names)
-        named_children = [
-            child
-            for child in owner.children
-            if child.kind in (ScopeKind.FUNCTION, ScopeKind.CLASS)
-        ]
-        changed = True
-        while changed:
-            changed = False
-            for child in named_children:
-                if child.name not in callers and self._free_names_in(child, owner) & callers:
+        readers = self._readers_by_name(owner)
+        callers, pending = set(names), list(names)
+        while pending:
+            for child in readers.get(pending.pop(), ()):
+                if child.name not in callers:
                     callers.add(child.name)
-                    changed = True
+                    pending.append(child.name)
         return callers
+
+    def _readers_by_name(self, owner: Scope) -> dict[str, list[Scope]]:
+        """For each name of ``owner``, its named child functions and classes that read it."""
+        cached = self._readers.get(id(owner))
+        if cached is None:
+            cached = {}
+            for child in owner.children:
+                if child.kind in (ScopeKind.FUNCTION, ScopeKind.CLASS):
+                    for name in self._free_names_in(child, owner):
+                        cached.setdefault(name, []).append(child)
+            self._readers[id(owner)] = cached
+        return cached
 
     def _free_names_in(self, scope: Scope, owner: Scope) -> set[str]:
         cached = self._free_names.get((id(scope), id(owner)))

@@ -18,6 +18,8 @@ class Settings:
     # The cheap ``ast`` pass that skips files with provably nothing to report. Turning it off
     # must never change a finding (tests and the benchmark check that).
     prefilter: bool = True
+    # Compute each fix's text edits (JSON, SARIF, editors); other outputs only need its safety.
+    with_edits: bool = True
 
     @classmethod
     def with_extra_compile_functions(cls, extra: Iterable[str], **kwargs: object) -> Settings:

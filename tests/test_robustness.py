@@ -1,0 +1,279 @@
+"""Fuzzed and hostile inputs: the linter never crashes, the fixer never corrupts a file."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_jax_closure.cli import main
+from flake8_jax_closure.engine import SourceSyntaxError, check_source, fix_source
+from flake8_jax_closure.settings import Settings
+from fixture_support import FIXTURES, fixtures
+
+hypothesis = pytest.importorskip("hypothesis")
+hypothesmith = pytest.importorskip("hypothesmith")
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+
+EVERYTHING = Settings(prefilter=False, unsafe_fixes=True)
+# Makes every generated program worth analysing: it names a compile transform.
+PRELUDE = "import jax\n\n\n@jax.jit\ndef _probe(x):\n    return x\n\n\n"
+SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+def assert_sound(source: str) -> None:
+    """No exception, no JC900; the fix parses, is final, and touches only compiled code."""
+    try:
+        findings = check_source(source, EVERYTHING)
+    except SourceSyntaxError:
+        return  # compile() accepted it but libcst did not: reported, never touched
+    assert not [f for f in findings if f.code == "JC900"], findings
+    fixed = fix_source(source, EVERYTHING).source
+    compile(fixed, "<fixed>", "exec", dont_inherit=True)
+    assert fix_source(fixed, EVERYTHING).source == fixed
+    if fixed != source:
+        _assert_edits_stay_in_compiled_code(source, fixed, findings)
+
+
+def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list) -> None:
+    from flake8_jax_closure.verify import compiled_first_lines
+
+    spans = compiled_first_lines(source, EVERYTHING)
+    compile_lines = {
+        number
+        for number, line in enumerate(source.splitlines(), start=1)
+        if any(name in line for name in ("jit", "pmap", "pjit"))
+    }
+    old = source.splitlines()
+    allowed = set(compile_lines)
+    for first, _, end in spans:
+        # The wrapper lands after the function and the blank lines that follow it.
+        while end < len(old) and not old[end].strip():
+            end += 1
+        allowed.update(range(first, end + 2))
+    matcher = difflib.SequenceMatcher(a=old, b=fixed.splitlines(), autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            assert set(range(i1 + 1, i2 + 1)) <= allowed, (tag, i1, i2)
+        elif tag == "insert":
+            assert i1 in allowed or i1 + 1 in allowed, (tag, i1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+def test_generated_programs_from_the_grammar(program: str) -> None:
+    try:
+        compile(PRELUDE + program, "<generated>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        assume(False)
+    assert_sound(PRELUDE + program)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_node())
+def test_generated_programs_from_libcst_nodes(program: str) -> None:
+    try:
+        compile(PRELUDE + program, "<generated>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        assume(False)
+    assert_sound(PRELUDE + program)
+
+
+def _mutations(source: str, rng: random.Random) -> str:
+    lines = source.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        if len(lines) < 3:
+            break
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        choice = rng.randrange(4)
+        if choice == 0:
+            del lines[i]
+        elif choice == 1:
+            lines.insert(j, lines[i])
+        elif choice == 2:
+            lines[i], lines[j] = lines[j], lines[i]
+        else:
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            name = rng.choice(["scale", "weights", "CONFIG", "k", "w", "SCALE", "x"])
+            lines.insert(i, f"{indent}{name} = {name}\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("fixture", [f for f in fixtures() if "negative" not in f.name], ids=lambda f: f.name)
+def test_mutated_fixtures(fixture) -> None:
+    rng = random.Random(fixture.name)
+    tried = 0
+    for _ in range(40):
+        mutated = _mutations(fixture.source, rng)
+        try:
+            compile(mutated, "<mutated>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue
+        tried += 1
+        assert_sound(mutated)
+    assert tried > 0
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"import jax\n@jax.jit\ndef f(:\n", "syntax error"),
+        (b"import jax\nx = '\xff'\n", "cannot decode"),
+        (b"# -*- coding: klingon -*-\nimport jax\n", "cannot decode"),
+        (b"\x7fELF\x02\x01\x01\x00jit\x00\x00", "binary"),
+    ],
+    ids=["syntax", "non-utf8", "unknown-cookie", "binary"],
+)
+def test_bad_files_get_one_line_and_exit_2(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad.py"
+    path.write_bytes(content)
+    for command in ("check", "fix"):
+        code, out, err = run(command, str(path))
+        assert code == 2 and message in err and "Traceback" not in err
+        assert len([line for line in err.splitlines() if "bad.py" in line]) == 1
+        assert path.read_bytes() == content
+
+
+def test_unreadable_paths_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "nowhere.py")
+    (tmp_path / "folder.py").mkdir()
+    code, _, err = run("check", str(tmp_path / "dangling.py"), str(tmp_path / "folder.py" / "x.py"))
+    assert code == 2 and "cannot read" in err and "no such file" in err
+
+
+def test_symlink_loops_do_not_trap_the_walk(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    (tmp_path / "pkg" / "seed.py").write_text(SEED)
+    code, out, _ = run("check", "--jobs", "1", str(tmp_path))
+    assert code == 1 and out.count("JC101") == 1
+
+
+def test_empty_tabs_form_feeds_and_crlf(tmp_path: Path) -> None:
+    cases = {
+        "empty.py": "",
+        "tabs.py": SEED.replace("    ", "\t"),
+        "formfeed.py": "\x0c\n" + SEED.replace("\n\n\ndef wrapper", "\n\x0c\n\ndef wrapper"),
+        "crlf.py": SEED.replace("\n", "\r\n"),
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_bytes(text.encode())
+        code, _, err = run("fix", str(path))
+        assert code == 0, (name, err)
+        fixed = path.read_bytes().decode()
+        compile(fixed, name, "exec")
+        if text:
+            assert "_jitted_mult_compiled" in fixed, name
+            assert ("\r\n" in fixed) == (name == "crlf.py")
+            assert check_source(fixed, Settings()) == []
+
+
+def test_deeply_nested_code(tmp_path: Path) -> None:
+    nested = "[" * 180 + "]" * 180
+    source = (
+        "import jax\n\n\n@jax.jit\ndef f(x):\n    return x * S\n\n\nS = 1\n\n\n"
+        f"def g():\n    global S\n    S = {nested}\n"
+    )
+    findings = check_source(source, Settings())
+    assert [f.code for f in findings] == ["JC102"]
+    too_deep = "import jax\nx = " + "(" * 5000 + ")" * 5000 + "\n"
+    path = tmp_path / "deep.py"
+    path.write_text(too_deep)
+    code, _, err = run("check", "--no-cache", str(path))
+    assert code in (0, 2) and "Traceback" not in err
+
+
+def test_a_100000_line_file(tmp_path: Path) -> None:
+    body = "".join(f"value_{i} = {i}\n" for i in range(100_000 - 40))
+    path = tmp_path / "big.py"
+    path.write_text(SEED + body)
+    code, out, _ = run("check", "--no-cache", str(path))
+    assert code == 1 and out.count("JC101") == 1
+
+
+def test_file_changed_while_being_fixed_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import flake8_jax_closure.engine as engine
+
+    path = tmp_path / "seed.py"
+    path.write_text(SEED)
+    real = engine.fix_source
+
+    def fix_while_someone_edits(source: str, settings: Settings):  # type: ignore[no-untyped-def]
+        path.write_text(SEED + "# edited meanwhile\n")
+        return real(source, settings)
+
+    monkeypatch.setattr(engine, "fix_source", fix_while_someone_edits)
+    code, _, err = run("fix", str(path))
+    assert code == 2 and "changed while being fixed" in err
+    assert path.read_text() == SEED + "# edited meanwhile\n"
+
+
+def test_two_concurrent_fix_runs_never_corrupt(tmp_path: Path) -> None:
+    for index in range(10):
+        (tmp_path / f"m{index}.py").write_text(SEED)
+    command = [sys.executable, "-m", "flake8_jax_closure", "fix", "--jobs", "2", str(tmp_path)]
+    processes = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for process in processes:
+        process.communicate()
+        assert process.returncode in (0, 2)  # 2: the other run changed a file first
+    expected = (FIXTURES / "seed.fixed.py").read_text()
+    for index in range(10):
+        assert (tmp_path / f"m{index}.py").read_text() == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"m{i}.py" for i in range(10))
+
+
+def _installed_sources() -> list[Path]:
+    import importlib.util
+
+    roots = []
+    for package in ("jax", "chex", "numpy", "flax", "optax", "equinox"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin:
+            roots.append(Path(spec.origin).parent)
+    return sorted(p for root in roots for p in root.rglob("*.py"))
+
+
+def _sweep(paths: list[Path]) -> None:
+    for path in paths:
+        source = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            findings = check_source(source, Settings(unsafe_fixes=True))
+        except SourceSyntaxError:
+            continue
+        assert not [f for f in findings if f.code == "JC900"], path
+        fixed = fix_source(source, Settings(unsafe_fixes=True)).source
+        if fixed != source:
+            compile(fixed, str(path), "exec", dont_inherit=True)
+            assert fix_source(fixed, Settings(unsafe_fixes=True)).source == fixed, path
+
+
+def test_real_world_sample() -> None:
+    paths = [p for p in _installed_sources() if b"jit" in p.read_bytes()]
+    sample = random.Random(0).sample(paths, min(40, len(paths))) if paths else []
+    _sweep(sample)
+
+
+@pytest.mark.slow
+def test_real_world_sweep() -> None:
+    _sweep(_installed_sources())
+
+
+def test_verify_runs_code_only_in_a_subprocess_in_a_temporary_folder() -> None:
+    source = (Path(__file__).parent.parent / "flake8_jax_closure" / "verify.py").read_text()
+    assert "subprocess.run(" in source and "timeout=options.timeout" in source
+    assert "tempfile.TemporaryDirectory" in source
+    assert "exec(" not in source and "runpy" not in source
+    child = (Path(__file__).parent.parent / "flake8_jax_closure" / "verify_child.py").read_text()
+    assert "runpy.run_path" in child
