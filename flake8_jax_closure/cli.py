@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
-from .config import ConfigError, FileConfig, load_config
 from .cache import FindingsCache, default_directory
+from .config import ConfigError, FileConfig, load_config
 from .diagnostics import Finding
 from .files import Source, SourceError, decode, python_files, read_source, write_source
 from .formats import FORMATS, render, statistics
@@ -72,27 +72,51 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin")
+    common.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin"
+    )
     common.add_argument("--select", type=_codes, help="codes or prefixes to report (default JC)")
     common.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
     common.add_argument("--exclude", type=_names, help="comma-separated glob patterns to skip")
-    common.add_argument("--jax-compile-functions", type=_names, help="extra qualified names that compile like jax.jit, comma-separated")
-    common.add_argument("--stdin-filename", default="-", help="the name to report for source read from stdin")
-    common.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel processes (default: all cores)")
+    common.add_argument(
+        "--jax-compile-functions",
+        type=_names,
+        help="extra qualified names that compile like jax.jit, comma-separated",
+    )
+    common.add_argument(
+        "--stdin-filename", default="-", help="the name to report for source read from stdin"
+    )
+    common.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="parallel processes (default: all cores)",
+    )
 
     check = commands.add_parser("check", parents=[common], help="report stale captures")
     check.add_argument("--format", choices=FORMATS, default="text")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
     check.add_argument("--statistics", action="store_true", help="print a count per code")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
+    check.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the findings cache"
+    )
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
-        command.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
+        command.add_argument(
+            "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes"
+        )
         if name == "fix":
-            command.add_argument("--diff", action="store_true", help="print a diff instead of writing")
-            command.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
+            command.add_argument(
+                "--diff", action="store_true", help="print a diff instead of writing"
+            )
+            command.add_argument(
+                "--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed"
+            )
     verify = commands.add_parser(
         "verify",
         help="run the original and the fixed program under JAX and judge each finding",
@@ -100,20 +124,48 @@ def build_parser() -> argparse.ArgumentParser:
         "compiled call with its eager evaluation. Runs user code: only on programs you trust.",
     )
     verify.add_argument("file", metavar="FILE")
-    verify.add_argument("runner", nargs="*", metavar="-- pytest ARGS", help="run a test selection instead of __main__")
+    verify.add_argument(
+        "runner",
+        nargs="*",
+        metavar="-- pytest ARGS",
+        help="run a test selection instead of __main__",
+    )
     verify.add_argument("--entry", help="module:function to call instead of the __main__ block")
-    verify.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
-    verify.add_argument("--write", action="store_true", help="write the fix when every exercised finding is confirmed")
-    verify.add_argument("--timeout", type=float, default=300.0, help="seconds per program run (default 300)")
-    verify.add_argument("--platform", choices=("cpu", "gpu", "tpu"), help="JAX platform (default: JAX's default backend)")
-    verify.add_argument("--require-accelerator", action="store_true", help="fail when only a CPU is present")
+    verify.add_argument(
+        "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes"
+    )
+    verify.add_argument(
+        "--write",
+        action="store_true",
+        help="write the fix when every exercised finding is confirmed",
+    )
+    verify.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per program run (default 300)"
+    )
+    verify.add_argument(
+        "--platform",
+        choices=("cpu", "gpu", "tpu"),
+        help="JAX platform (default: JAX's default backend)",
+    )
+    verify.add_argument(
+        "--require-accelerator", action="store_true", help="fail when only a CPU is present"
+    )
     verify.add_argument("--format", choices=("text", "json"), default="text")
-    verify.add_argument("--jax-compile-functions", type=_names, help="extra qualified names that compile like jax.jit")
+    verify.add_argument(
+        "--jax-compile-functions",
+        type=_names,
+        help="extra qualified names that compile like jax.jit",
+    )
     commands.add_parser("lsp", help="run the language server over stdio (needs the [lsp] extra)")
     return parser
 
 
-def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     args = build_parser().parse_args(argv)
     try:
@@ -133,7 +185,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
                 prefilter=not args.no_prefilter,
             )
             return _check(args, settings, stdin, stdout, stderr)
-        return _fix(args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
+        return _fix(
+            args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff
+        )
     except KeyboardInterrupt:
         print("interrupted", file=stderr)
         return EXIT_ERROR
@@ -160,7 +214,9 @@ def check_file(path: str, settings: Settings, source: Source | None = None) -> F
     return result
 
 
-def fix_file(path: str, settings: Settings, source: Source | None = None, write: bool = True) -> FileResult:
+def fix_file(
+    path: str, settings: Settings, source: Source | None = None, write: bool = True
+) -> FileResult:
     from .engine import SourceSyntaxError, fix_source
 
     result = FileResult(path)
@@ -193,7 +249,11 @@ def _diff_name(side: str, path: str) -> str:
 
 
 def _run_all(
-    work: Callable[..., FileResult], paths: list[str], settings: Settings, jobs: int, **kwargs: object
+    work: Callable[..., FileResult],
+    paths: list[str],
+    settings: Settings,
+    jobs: int,
+    **kwargs: object,
 ) -> list[FileResult]:
     if jobs <= 1 or len(paths) <= 2:
         return [work(path, settings, **kwargs) for path in paths]
@@ -202,7 +262,9 @@ def _run_all(
         return [future.result() for future in futures]
 
 
-def _check_with_cache(paths: list[str], settings: Settings, jobs: int, cache: FindingsCache) -> list[FileResult]:
+def _check_with_cache(
+    paths: list[str], settings: Settings, jobs: int, cache: FindingsCache
+) -> list[FileResult]:
     """Cached files are answered here; only the others go to the worker processes."""
     results: list[FileResult | None] = []
     missing: list[tuple[int, str, str]] = []
@@ -218,7 +280,7 @@ def _check_with_cache(paths: list[str], settings: Settings, jobs: int, cache: Fi
         if findings is None:
             missing.append((len(results) - 1, path, key))
     computed = _run_all(check_file, [path for _, path, _ in missing], settings, jobs)
-    for (index, _, key), result in zip(missing, computed):
+    for (index, _, key), result in zip(missing, computed, strict=True):
         results[index] = result
         # A failed analysis (JC900) is not an answer worth keeping.
         if result.error is None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
@@ -244,7 +306,9 @@ def _collect(
     paths = [p for p in args.paths if p != "-"]
     if "-" in args.paths:
         try:
-            results.append(work(args.stdin_filename, settings, source=_stdin_source(args, stdin), **kwargs))
+            results.append(
+                work(args.stdin_filename, settings, source=_stdin_source(args, stdin), **kwargs)
+            )
         except SourceError as error:
             results.append(FileResult(args.stdin_filename, error=str(error)))
     files: list[str] = []
@@ -260,7 +324,9 @@ def _collect(
     return results
 
 
-def _check(args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+def _check(
+    args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
     cache = None if args.no_cache else FindingsCache(default_directory(), settings)
     results = _collect(args, settings, stdin, check_file, cache=cache)
     for result in results:
@@ -278,7 +344,13 @@ def _check(args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: 
 
 
 def _fix(
-    args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO, *, show_diff: bool
+    args: argparse.Namespace,
+    settings: Settings,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    *,
+    show_diff: bool,
 ) -> int:
     results = _collect(args, settings, stdin, fix_file, write=not show_diff)
     changed = False
@@ -307,18 +379,30 @@ def _fix(
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 
-
 def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .verify import VerifyError, VerifyOptions, jax_available, render_json, render_text, verify_file
+    from .verify import (
+        VerifyError,
+        VerifyOptions,
+        jax_available,
+        render_json,
+        render_text,
+        verify_file,
+    )
 
     pytest_args: tuple[str, ...] | None = None
     if args.runner:
         if args.runner[0] != "pytest":
-            print(f"flake8-jax-closure verify: expected '-- pytest ARGS', got {args.runner[0]!r}", file=stderr)
+            print(
+                f"flake8-jax-closure verify: expected '-- pytest ARGS', got {args.runner[0]!r}",
+                file=stderr,
+            )
             return EXIT_ERROR
         pytest_args = tuple(args.runner[1:])
     if not jax_available():
-        print("flake8-jax-closure verify needs jax: pip install 'flake8-jax-closure[verify]'", file=stderr)
+        print(
+            "flake8-jax-closure verify needs jax: pip install 'flake8-jax-closure[verify]'",
+            file=stderr,
+        )
         return EXIT_ERROR
     if not os.path.isfile(args.file):
         print(f"{args.file}: no such file", file=stderr)

@@ -84,7 +84,9 @@ def _flake8_section(path: Path) -> FileConfig | None:
         return None
     value = parser.get("flake8", "jax-compile-functions")
     where = f"{path}: [flake8]"
-    return FileConfig(path=path, jax_compile_functions=_as_list(value, where, "jax-compile-functions"))
+    return FileConfig(
+        path=path, jax_compile_functions=_as_list(value, where, "jax-compile-functions")
+    )
 
 
 def load_config(start: Path) -> FileConfig:

@@ -120,4 +120,7 @@ def _is_excluded(path: str, name: str, patterns: tuple[str, ...]) -> bool:
     from fnmatch import fnmatch
 
     normalized = Path(path).as_posix()
-    return any(fnmatch(name, p) or fnmatch(normalized, p) or fnmatch(normalized, f"*/{p}") for p in patterns)
+    return any(
+        fnmatch(name, p) or fnmatch(normalized, p) or fnmatch(normalized, f"*/{p}")
+        for p in patterns
+    )

@@ -148,7 +148,9 @@ class FixPlanner:
             if site.transform == "jax.experimental.pjit.pjit" and site.transform_call is not None:
                 keywords = {a.keyword.value for a in site.transform_call.args if a.keyword}
                 if "in_shardings" in keywords:
-                    fix.unsafe_reasons.append("pjit with in_shardings needs a sharding for each lifted value")
+                    fix.unsafe_reasons.append(
+                        "pjit with in_shardings needs a sharding for each lifted value"
+                    )
         if isinstance(function, cst.FunctionDef):
             if function.asynchronous is not None:
                 raise NoFix("async functions cannot be compiled")
@@ -158,7 +160,8 @@ class FixPlanner:
         for name, scope in sorted(bound, key=lambda item: item[0]):
             if self._uses_compiled_attributes(name, scope):
                 fix.unsafe_reasons.append(
-                    f"'{name}' is used through attributes of the compiled object (.lower, .trace, ...)"
+                    f"'{name}' is used through attributes of the compiled object "
+                    "(.lower, .trace, ...)"
                 )
 
     def _locate(self, fix: FunctionFix, site: CompiledFunction) -> None:
@@ -180,7 +183,9 @@ class FixPlanner:
         name = function.name.value
         definition_scope = self.model.scope_of(function).parent
         assert definition_scope is not None
-        compile_arguments = {id(a.value) for s in fix.sites if isinstance(s.site, cst.Call) for a in s.site.args}
+        compile_arguments = {
+            id(a.value) for s in fix.sites if isinstance(s.site, cst.Call) for a in s.site.args
+        }
         # After ``f = jax.jit(f)``, the name means the compiled object.
         rebound_at = [s.created_at for s in fix.sites if s.bound_name == name]
         for read in self.model.reads_of(definition_scope, name):
@@ -237,7 +242,9 @@ class FixPlanner:
 
     def _check_capture(self, capture: StaleCapture, sites: Sequence[CompiledFunction]) -> None:
         bindings = self.model.bindings_of(capture.owner, capture.name)
-        if any(b.kind in (BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS) for b in bindings):
+        if any(
+            b.kind in (BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS) for b in bindings
+        ):
             raise NoFix(f"'{capture.name}' names a module, function or class, not a value")
         scope = self.model.scope_of(capture.compiled.function)
         for inner in _scopes_within(scope):
@@ -271,7 +278,9 @@ class FixPlanner:
                 else capture.name
             )
             lift = Lift(capture.name, path, parameter, value_code, nodes)
-            lift.static = any(self._needs_concrete(r) for r in matching) or self._is_string(capture, path)
+            lift.static = any(self._needs_concrete(r) for r in matching) or self._is_string(
+                capture, path
+            )
             self._judge(capture, lift, fix)
             lifts.append(lift)
         return lifts
@@ -289,7 +298,9 @@ class FixPlanner:
                     f"'{lift.value_code}' must be static and may be unhashable"
                 )
 
-    def _assigned_values(self, capture: StaleCapture, path: tuple[str, ...]) -> list[cst.BaseExpression | None]:
+    def _assigned_values(
+        self, capture: StaleCapture, path: tuple[str, ...]
+    ) -> list[cst.BaseExpression | None]:
         values: list[cst.BaseExpression | None] = []
         if not path:
             values.extend(b.value for b in self.model.bindings_of(capture.owner, capture.name))
@@ -421,24 +432,31 @@ class LiftTransformer(cst.CSTTransformer):
             for call in fix.inline_calls:
                 self.inline_calls[call] = fix
 
-
     # -- reads inside the compiled function ----------------------------------------------------
 
     def _replace(self, original: cst.CSTNode, updated: cst.BaseExpression) -> cst.BaseExpression:
         parameter = self.replacements.get(original)
         if parameter is None:
             return updated
-        return cst.Name(parameter, lpar=getattr(updated, "lpar", ()), rpar=getattr(updated, "rpar", ()))
+        return cst.Name(
+            parameter, lpar=getattr(updated, "lpar", ()), rpar=getattr(updated, "rpar", ())
+        )
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         return self._replace(original_node, updated_node)
 
-    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+    def leave_Subscript(
+        self, original_node: cst.Subscript, updated_node: cst.Subscript
+    ) -> cst.BaseExpression:
         return self._replace(original_node, updated_node)
 
     # -- the compiled function -----------------------------------------------------------------
 
-    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.BaseExpression:
+    def leave_Lambda(
+        self, original_node: cst.Lambda, updated_node: cst.Lambda
+    ) -> cst.BaseExpression:
         fix = self.functions.get(original_node)
         if fix is None:
             return updated_node
@@ -464,7 +482,9 @@ class LiftTransformer(cst.CSTTransformer):
         )  # fmt: skip
         return cst.FlattenSentinel([compiled_def, wrapper])
 
-    def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator) -> cst.Decorator:
+    def leave_Decorator(
+        self, original_node: cst.Decorator, updated_node: cst.Decorator
+    ) -> cst.Decorator:
         entry = self.decorators.get(original_node)
         if entry is None:
             return updated_node
@@ -502,7 +522,9 @@ class LiftTransformer(cst.CSTTransformer):
         assert isinstance(assign, (cst.Assign, cst.AnnAssign))
         target = cst.Name(fix.compiled_name)
         if isinstance(assign, cst.Assign):
-            renamed: cst.BaseSmallStatement = assign.with_changes(targets=[cst.AssignTarget(target)])
+            renamed: cst.BaseSmallStatement = assign.with_changes(
+                targets=[cst.AssignTarget(target)]
+            )
         else:
             renamed = assign.with_changes(target=target)
         function = fix.function
@@ -525,7 +547,9 @@ class LiftTransformer(cst.CSTTransformer):
         code = self.module.code_for_node
         signature = code(params)
         annotation = f" -> {code(returns.annotation)}" if returns is not None else ""
-        arguments = ", ".join([*_forwarded(params), *(f"{l.parameter}={l.value_code}" for l in fix.lifts)])
+        arguments = ", ".join(
+            [*_forwarded(params), *(f"{lift.parameter}={lift.value_code}" for lift in fix.lifts)]
+        )
         indent = self.module.default_indent
         body = f"{indent}{docstring}\n" if docstring else ""
         source = (
@@ -548,7 +572,7 @@ class LiftTransformer(cst.CSTTransformer):
             statement = spaced[index]
             if id(spaced[index - 1]) not in self.wrappers:
                 continue
-            leading = list(statement.leading_lines)
+            leading = list(getattr(statement, "leading_lines", ()))
             missing = blank_lines - sum(1 for _ in _takewhile_blank(leading))
             if missing > 0:
                 blank = [cst.EmptyLine(indent=False)] * missing
@@ -576,8 +600,12 @@ def _blank_lines(scope: Scope) -> list[cst.EmptyLine]:
 
 
 def _with_keyword_only(params: cst.Parameters, lifts: Sequence[Lift]) -> cst.Parameters:
-    existing = {p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)}
-    added = [cst.Param(cst.Name(l.parameter)) for l in lifts if l.parameter not in existing]
+    existing = {
+        p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)
+    }
+    added = [
+        cst.Param(cst.Name(lift.parameter)) for lift in lifts if lift.parameter not in existing
+    ]
     if not added:
         return params
     star_arg = params.star_arg
@@ -602,7 +630,8 @@ def _lifted_arguments(fix: FunctionFix) -> list[cst.Arg]:
             keyword=cst.Name(lift.parameter),
             value=cst.parse_expression(lift.value_code),
             equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                whitespace_before=cst.SimpleWhitespace(""),
+                whitespace_after=cst.SimpleWhitespace(""),
             ),
         )
         for lift in fix.lifts
@@ -641,19 +670,27 @@ def _add_static_argnames(call: cst.Call, names: Sequence[str]) -> cst.Call:
                 inner = ", ".join(cst.Module([]).code_for_node(e.value) for e in value.elements)
                 merged = f"({inner}, " + ", ".join(f'"{n}"' for n in names) + ")"
             else:
-                merged = f"(*{cst.Module([]).code_for_node(value)}, " + ", ".join(f'"{n}"' for n in names) + ")"
+                merged = (
+                    f"(*{cst.Module([]).code_for_node(value)}, "
+                    + ", ".join(f'"{n}"' for n in names)
+                    + ")"
+                )
             args[index] = arg.with_changes(value=cst.parse_expression(merged))
             return call.with_changes(args=args)
     return call.with_changes(args=[*args, _static_arg(names)])
 
 
 def _docstring(function: FunctionNode) -> str | None:
-    if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+    if not isinstance(function, cst.FunctionDef) or not isinstance(
+        function.body, cst.IndentedBlock
+    ):
         return None
     body = function.body.body
     if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
         statement = body[0].body[0]
-        if isinstance(statement, cst.Expr) and isinstance(statement.value, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(statement, cst.Expr) and isinstance(
+            statement.value, (cst.SimpleString, cst.ConcatenatedString)
+        ):
             return cst.Module([]).code_for_node(statement.value)
     return None
 

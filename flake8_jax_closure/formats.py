@@ -24,7 +24,9 @@ def render(results: FileFindings, output_format: str) -> str:
         return "".join(_github(path, f) for path, fs in results for f in fs)
     if output_format == "sarif":
         return json.dumps(sarif(results), indent=2) + "\n"
-    return "".join(f"{path}:{f.line}:{f.column + 1}: {f.text}\n" for path, fs in results for f in fs)
+    return "".join(
+        f"{path}:{f.line}:{f.column + 1}: {f.text}\n" for path, fs in results for f in fs
+    )
 
 
 def statistics(results: FileFindings) -> str:

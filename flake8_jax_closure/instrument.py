@@ -99,7 +99,7 @@ def difference_between(compiled: Any, eager: Any) -> float:
     if len(compiled_leaves) != len(eager_leaves):
         return math.inf
     largest = 0.0
-    for left, right in zip(compiled_leaves, eager_leaves):
+    for left, right in zip(compiled_leaves, eager_leaves, strict=True):
         try:
             a, b = np.asarray(left), np.asarray(right)
         except Exception:  # noqa: BLE001 - opaque leaves compare by equality
@@ -110,7 +110,9 @@ def difference_between(compiled: Any, eager: Any) -> float:
             return math.inf
         if a.dtype.kind in "fciub" and b.dtype.kind in "fciub":
             a64, b64 = a.astype(np.complex128), b.astype(np.complex128)
-            if not np.allclose(a64, b64, rtol=RELATIVE_TOLERANCE, atol=ABSOLUTE_TOLERANCE, equal_nan=True):
+            if not np.allclose(
+                a64, b64, rtol=RELATIVE_TOLERANCE, atol=ABSOLUTE_TOLERANCE, equal_nan=True
+            ):
                 largest = max(largest, float(np.nanmax(np.abs(a64 - b64))) or math.inf)
         elif not np.array_equal(a, b):
             return math.inf
@@ -199,7 +201,9 @@ def _instrumented_transform(
 
 
 def install(
-    tracked: Callable[[str], bool], compile_functions: Iterable[str], recorder: Recorder | None = None
+    tracked: Callable[[str], bool],
+    compile_functions: Iterable[str],
+    recorder: Recorder | None = None,
 ) -> Recorder:
     """Replace each importable compile transform by its instrumented version."""
     recorder = recorder or Recorder()

@@ -79,7 +79,9 @@ def initialize(ls: JaxClosureServer, params: types.InitializeParams) -> None:
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-def did_change_configuration(ls: JaxClosureServer, params: types.DidChangeConfigurationParams) -> None:
+def did_change_configuration(
+    ls: JaxClosureServer, params: types.DidChangeConfigurationParams
+) -> None:
     setting = _read_unsafe_setting(params.settings)
     if setting is not None:
         ls.unsafe_fixes = setting
@@ -157,7 +159,9 @@ def _fix_all(ls: JaxClosureServer, uri: str, settings: Settings) -> types.CodeAc
     return types.CodeAction(
         title=f"{SOURCE}: fix all ({len(result.fixed)} findings)",
         kind=FIX_ALL_KIND,
-        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=result.source)]}),
+        edit=types.WorkspaceEdit(
+            changes={uri: [types.TextEdit(range=whole, new_text=result.source)]}
+        ),
     )
 
 

@@ -40,7 +40,7 @@ _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.
 
 @dataclass(frozen=True, eq=False)
 class StaleCapture:
-    """A compiled function reads ``name`` from ``owner``, and that value can change after a trace."""
+    """A compiled function reads ``name`` from ``owner``; the value can change after a trace."""
 
     compiled: CompiledFunction
     name: str
@@ -149,9 +149,7 @@ class CaptureAnalysis:
         # ``CONFIG["clip"] = 1`` does not change what ``CONFIG["scale"]`` reads.
         mutations = [m for m in mutations if any(paths_overlap(m.path, p) for p in paths)]
         candidates: list[Site] = [
-            site
-            for site in (*rebindings, *mutations)
-            if not site.scope.is_within(compiled.scope)
+            site for site in (*rebindings, *mutations) if not site.scope.is_within(compiled.scope)
         ]
         if not candidates:
             return None, None

@@ -96,7 +96,9 @@ class _StatementWalk:
         self.names = compile_names | self._aliases(tree, compile_names)
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(self.names))) + r")\b")
         self.compile_lines = {
-            number for number, line in enumerate(source.splitlines(), start=1) if pattern.search(line)
+            number
+            for number, line in enumerate(source.splitlines(), start=1)
+            if pattern.search(line)
         }
         self.definitions: dict[str, list[ast.AST]] = {}
         self.compiled: list[ast.AST] = []
@@ -123,7 +125,7 @@ class _StatementWalk:
 
     @staticmethod
     def _aliases(tree: ast.Module, names: set[str]) -> set[str]:
-        aliases = set()
+        aliases: set[str] = set()
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 aliases.update(
@@ -158,7 +160,9 @@ class _StatementWalk:
         if in_loop:
             self.bindings.append(entry)  # runs again: a rebinding of itself
 
-    def _target(self, target: ast.AST, scope: int, node: ast.AST, module: bool, in_loop: bool) -> None:
+    def _target(
+        self, target: ast.AST, scope: int, node: ast.AST, module: bool, in_loop: bool
+    ) -> None:
         if isinstance(target, ast.Name):
             self._bind(target.id, scope, node, module, in_loop)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -171,7 +175,9 @@ class _StatementWalk:
             if root is not None:
                 self.mutations.append((root, self._line(node, module, in_loop)))
 
-    def _search(self, parts: Iterable[ast.AST | None], first: int, last: int, calls: list[ast.Call]) -> None:
+    def _search(
+        self, parts: Iterable[ast.AST | None], first: int, last: int, calls: list[ast.Call]
+    ) -> None:
         if not any(line in self.compile_lines for line in range(first, last + 1)):
             return
         for part in parts:
@@ -183,11 +189,15 @@ class _StatementWalk:
                 ):
                     calls.append(inner)
 
-    def _body(self, body: list[ast.stmt], scope: int, in_loop: bool, module: bool, calls: list[ast.Call]) -> None:
+    def _body(
+        self, body: list[ast.stmt], scope: int, in_loop: bool, module: bool, calls: list[ast.Call]
+    ) -> None:
         for node in body:
             self._statement(node, scope, in_loop, module, calls)
 
-    def _statement(self, node: ast.stmt, scope: int, in_loop: bool, module: bool, calls: list[ast.Call]) -> None:
+    def _statement(
+        self, node: ast.stmt, scope: int, in_loop: bool, module: bool, calls: list[ast.Call]
+    ) -> None:
         line, end = node.lineno, node.end_lineno or node.lineno
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._bind(node.name, scope, node, module, in_loop)
@@ -216,7 +226,9 @@ class _StatementWalk:
             self._body(node.body, scope, in_loop, module, calls)
             self._body(node.orelse, scope, in_loop, module, calls)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            self._search([item.context_expr for item in node.items], line, node.body[0].lineno, calls)
+            self._search(
+                [item.context_expr for item in node.items], line, node.body[0].lineno, calls
+            )
             for item in node.items:
                 if item.optional_vars is not None:
                     self._target(item.optional_vars, scope, node, module, in_loop)
@@ -240,7 +252,16 @@ class _StatementWalk:
         else:
             self._simple(node, scope, in_loop, module, calls, line, end)
 
-    def _simple(self, node: ast.stmt, scope: int, in_loop: bool, module: bool, calls: list[ast.Call], line: int, end: int) -> None:
+    def _simple(
+        self,
+        node: ast.stmt,
+        scope: int,
+        in_loop: bool,
+        module: bool,
+        calls: list[ast.Call],
+        line: int,
+        end: int,
+    ) -> None:
         self._search([node], line, end, calls)
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -285,9 +306,9 @@ def _free_names(scope: ast.AST) -> set[str]:
         arguments = scope.args
         for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             bound.add(argument.arg)
-        for argument in (arguments.vararg, arguments.kwarg):
-            if argument is not None:
-                bound.add(argument.arg)
+        for extra in (arguments.vararg, arguments.kwarg):
+            if extra is not None:
+                bound.add(extra.arg)
     pending = _scope_body(scope)
     while pending:
         node = pending.pop()

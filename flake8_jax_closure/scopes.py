@@ -182,7 +182,7 @@ class ScopeModel:
         return self.reads_by_variable.get((id(owner), name), [])
 
     def resolve(self, scope: Scope, name: str) -> Scope:
-        """The scope that owns ``name`` as seen from ``scope`` (the module for globals and builtins)."""
+        """The scope owning ``name`` as seen from ``scope`` (the module for globals, builtins)."""
         return resolve(scope, name, self.module_scope)
 
     def qualified_name(self, scope: Scope, expr: cst.BaseExpression) -> str | None:
@@ -299,7 +299,9 @@ class _Collector(cst.CSTVisitor):
 
     @contextmanager
     def _enter(self, kind: ScopeKind, node: cst.CSTNode, name: str) -> Iterator[Scope]:
-        scope = Scope(kind, node, self.scope, name, start=self._start(node), loops=tuple(self.loops))
+        scope = Scope(
+            kind, node, self.scope, name, start=self._start(node), loops=tuple(self.loops)
+        )
         self.scope.children.append(scope)
         self.scopes_by_node[id(node)] = scope
         saved_scope, saved_loops = self.scope, self.loops
@@ -372,7 +374,10 @@ class _Collector(cst.CSTVisitor):
         index = len(self.stack) - 2
         while index >= 0:
             parent = self.stack[index]
-            if not isinstance(parent, (cst.Attribute, cst.Subscript)) or parent.value is not current:
+            if (
+                not isinstance(parent, (cst.Attribute, cst.Subscript))
+                or parent.value is not current
+            ):
                 break
             grandparent = self.stack[index - 1] if index > 0 else None
             if isinstance(grandparent, cst.Call) and grandparent.func is parent:
@@ -535,7 +540,9 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> bool:
         single = len(node.targets) == 1
         for target in node.targets:
-            self._mark_target(target.target, BindingKind.ASSIGN, node, node.value if single else None)
+            self._mark_target(
+                target.target, BindingKind.ASSIGN, node, node.value if single else None
+            )
         return True
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
@@ -603,7 +610,7 @@ class _Collector(cst.CSTVisitor):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self._bind(alias.asname.name, BindingKind.IMPORT, node, imported=dotted)
             else:
-                head = alias.name
+                head: cst.BaseExpression = alias.name
                 while isinstance(head, cst.Attribute):
                     head = head.value
                 assert isinstance(head, cst.Name)

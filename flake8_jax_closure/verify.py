@@ -68,7 +68,7 @@ class VerifyReport:
 
     @property
     def success(self) -> bool:
-        """Every exercised finding confirmed, and at least one exercised: nothing proven is no pass."""
+        """Every exercised finding confirmed, and at least one exercised."""
         exercised = [r for r in self.findings if r.verdict is not Verdict.NOT_EXERCISED]
         return bool(exercised) and all(r.verdict is Verdict.CONFIRMED for r in exercised)
 
@@ -104,7 +104,11 @@ def compiled_first_lines(source: str, settings: Settings) -> list[tuple[int, int
 
 def _owning_function(finding: Finding, spans: Sequence[tuple[int, int, int]]) -> int | None:
     """Index of the innermost compiled function whose span holds the finding's line."""
-    holding = [(end - start, index) for index, (_, start, end) in enumerate(spans) if start <= finding.line <= end]
+    holding = [
+        (end - start, index)
+        for index, (_, start, end) in enumerate(spans)
+        if start <= finding.line <= end
+    ]
     return min(holding)[1] if holding else None
 
 
@@ -124,17 +128,25 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         raise VerifyError(f"{path}: syntax error: {error}") from error
 
     with tempfile.TemporaryDirectory(prefix="jc-verify-") as workspace:
-        original_run = _run_program(path, source, os.path.join(workspace, "original"), settings, options)
+        original_run = _run_program(
+            path, source, os.path.join(workspace, "original"), settings, options
+        )
         _check_platform(original_run, options)
         fixed_run = None
         if outcome.fixed:
-            fixed_run = _run_program(path, outcome.source, os.path.join(workspace, "fixed"), settings, options)
+            fixed_run = _run_program(
+                path, outcome.source, os.path.join(workspace, "fixed"), settings, options
+            )
 
-    report = VerifyReport(path, original_run.platform, original_run.device_kind, original_run, fixed_run)
+    report = VerifyReport(
+        path, original_run.platform, original_run.device_kind, original_run, fixed_run
+    )
     fixed_names = {(f.line, f.name) for f in outcome.fixed}
     for finding in findings:
         index = _owning_function(finding, original_spans)
-        original_record = original_run.functions.get(original_spans[index][0]) if index is not None else None
+        original_record = (
+            original_run.functions.get(original_spans[index][0]) if index is not None else None
+        )
         fixed_record = None
         if index is not None and fixed_run is not None and len(fixed_spans) == len(original_spans):
             fixed_record = fixed_run.functions.get(fixed_spans[index][0])
@@ -172,7 +184,9 @@ def _judge(
 
 def _check_platform(run: RunOutcome, options: VerifyOptions) -> None:
     if options.require_accelerator and run.platform in ("cpu", ""):
-        raise VerifyError(f"an accelerator is required, but JAX runs on {run.platform or 'nothing'}")
+        raise VerifyError(
+            f"an accelerator is required, but JAX runs on {run.platform or 'nothing'}"
+        )
 
 
 def _run_program(
@@ -182,12 +196,13 @@ def _run_program(
     program = os.path.join(folder, os.path.basename(path))
     with open(program, "w", encoding="utf-8") as handle:
         handle.write(source)
+    report_path = os.path.join(folder, "report.json")
     spec = {
         "program": program,
         "entry": options.entry,
         "pytest_args": list(options.pytest_args) if options.pytest_args is not None else None,
         "compile_functions": sorted(settings.compile_functions),
-        "report": os.path.join(folder, "report.json"),
+        "report": report_path,
     }
     spec_path = os.path.join(folder, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as handle:
@@ -211,9 +226,16 @@ def _run_program(
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as expired:
-        return RunOutcome("timeout", f"the program ran past {options.timeout:g} s and was stopped", "", "", {}, _tail(expired.stdout))
+        return RunOutcome(
+            "timeout",
+            f"the program ran past {options.timeout:g} s and was stopped",
+            "",
+            "",
+            {},
+            _tail(expired.stdout),
+        )
     try:
-        with open(spec["report"], encoding="utf-8") as handle:
+        with open(report_path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
         error = _last_line(completed.stderr) or f"the program exited with {completed.returncode}"
@@ -260,7 +282,8 @@ def _run_line(label: str, record: dict[str, Any] | None) -> str:
     elif divergent:
         detail = (
             f"compiled differs from eager in {len(divergent)} of {record['calls']} calls "
-            f"(first at call {divergent[0]}, largest difference {float(record['largest_difference'])!r})"
+            f"(first at call {divergent[0]}, "
+            f"largest difference {float(record['largest_difference'])!r})"
         )
     else:
         detail = f"compiled equals eager in all {record['calls']} calls"
@@ -275,15 +298,24 @@ def render_text(report: VerifyReport) -> str:
             lines.append(f"{label} program {run.status}: {run.error}")
     for item in report.findings:
         f = item.finding
-        lines.append(f"{report.path}:{f.line}:{f.column + 1}: {f.code} '{f.function}' reads '{f.name}': {item.verdict.value}")
+        lines.append(
+            f"{report.path}:{f.line}:{f.column + 1}: {f.code} '{f.function}' reads '{f.name}': "
+            f"{item.verdict.value}"
+        )
         if item.verdict is Verdict.NO_FIX:
-            reason = f.no_fix_reason or (f"the fix is {f.fix.applicability.value}" if f.fix else "no fix")
+            reason = f.no_fix_reason or (
+                f"the fix is {f.fix.applicability.value}" if f.fix else "no fix"
+            )
             lines.append(f"  no fix applied: {reason}")
         lines.append(_run_line("original", item.original))
         if item.verdict is not Verdict.NO_FIX:
             lines.append(_run_line("fixed", item.fixed))
             if item.fixed_output_changed is not None:
-                followed = "changed between calls" if item.fixed_output_changed else "did not change between calls"
+                followed = (
+                    "changed between calls"
+                    if item.fixed_output_changed
+                    else "did not change between calls"
+                )
                 lines.append(f"  fixed compiled output {followed}")
     if not report.findings:
         lines.append("no findings to verify")
@@ -296,7 +328,11 @@ def render_json(report: VerifyReport) -> str:
     def run(outcome: RunOutcome | None) -> dict[str, Any] | None:
         if outcome is None:
             return None
-        return {"status": outcome.status, "error": outcome.error, "output_tail": outcome.output_tail}
+        return {
+            "status": outcome.status,
+            "error": outcome.error,
+            "output_tail": outcome.output_tail,
+        }
 
     data = {
         "path": report.path,
@@ -329,4 +365,3 @@ def jax_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("jax") is not None
-

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
-from fixture_support import FIXTURES
 
 SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
 SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
@@ -114,7 +114,12 @@ def test_json_lists_finding_and_fix(project: Path) -> None:
     (entry,) = json.loads(out)
     assert code == 1
     assert entry["code"] == "JC101"
-    assert (entry["line"], entry["column"], entry["end_line"], entry["end_column"]) == (39, 16, 39, 23)
+    assert (entry["line"], entry["column"], entry["end_line"], entry["end_column"]) == (
+        39,
+        16,
+        39,
+        23,
+    )
     assert (entry["function"], entry["name"]) == ("jitted_mult", "weights")
     assert entry["fix"]["applicability"] == "safe"
     assert entry["fix"]["edits"]
@@ -125,7 +130,9 @@ def test_json_with_no_findings_is_an_empty_list(project: Path) -> None:
 
 
 def test_github_format_and_statistics(project: Path) -> None:
-    code, out, _ = run("check", "--format", "github", "--statistics", "--exit-zero", str(project / "pkg"))
+    code, out, _ = run(
+        "check", "--format", "github", "--statistics", "--exit-zero", str(project / "pkg")
+    )
     assert code == 0
     first, stats = out.splitlines()
     assert first.startswith(f"::warning file={project / 'pkg' / 'seed.py'},line=39,col=16,")
@@ -169,7 +176,9 @@ def test_diff_prints_and_does_not_write(project: Path) -> None:
     ],
     ids=["crlf", "bom", "latin-1-cookie"],
 )
-def test_fix_keeps_encoding_bom_and_newlines(tmp_path: Path, prefix: bytes, newline: bytes, encoding: str) -> None:
+def test_fix_keeps_encoding_bom_and_newlines(
+    tmp_path: Path, prefix: bytes, newline: bytes, encoding: str
+) -> None:
     text = STALE.format(noqa="") + "# caf\u00e9\n"
     raw = prefix + text.replace("\n", newline.decode()).encode(encoding)
     path = tmp_path / "m.py"
@@ -268,7 +277,9 @@ def test_torn_cache_entry_is_a_miss(tmp_path: Path) -> None:
 
 def test_concurrent_runs_share_the_cache_safely(tmp_path: Path) -> None:
     for index in range(8):
-        (tmp_path / f"m{index}.py").write_text(SEED.replace("weights", f"weights{index}"), encoding="utf-8")
+        (tmp_path / f"m{index}.py").write_text(
+            SEED.replace("weights", f"weights{index}"), encoding="utf-8"
+        )
     command = [sys.executable, "-m", "flake8_jax_closure", "check", "--jobs", "2", str(tmp_path)]
     processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = {process.communicate()[0] for process in processes}

@@ -1,4 +1,4 @@
-"""Configuration from pyproject.toml and setup.cfg/tox.ini; flags win; bad files are clear errors."""
+"""Configuration from pyproject.toml and setup.cfg/tox.ini; flags win; bad files stop clearly."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import io
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
-from fixture_support import FIXTURES
 
 STALE_CUSTOM = """import mylib
 
@@ -33,7 +33,9 @@ def run(cwd: Path, *argv: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, st
     return code, out.getvalue(), err.getvalue()
 
 
-def test_pyproject_settings_apply_and_flags_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pyproject_settings_apply_and_flags_win(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "m.py").write_text(STALE_CUSTOM)
     assert run(tmp_path, "check", "m.py", monkeypatch=monkeypatch)[0] == 0
     (tmp_path / "pyproject.toml").write_text(
@@ -80,7 +82,10 @@ def test_setup_cfg_flake8_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     "content, message",
     [
         ("[tool.flake8-jax-closure]\nselct = ['JC']\n", "unknown key 'selct'"),
-        ("[tool.flake8-jax-closure]\nunsafe-fixes = 'yes'\n", "'unsafe-fixes' must be true or false"),
+        (
+            "[tool.flake8-jax-closure]\nunsafe-fixes = 'yes'\n",
+            "'unsafe-fixes' must be true or false",
+        ),
         ("[tool.flake8-jax-closure]\nselect = [1]\n", "'select' must be a list of strings"),
         ("[tool.flake8-jax-closure\n", "invalid TOML"),
     ],

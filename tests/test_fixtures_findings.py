@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from fixture_support import Fixture, fixtures, render
 
 from flake8_jax_closure.engine import check_source
-from fixture_support import Fixture, fixtures, render
 
 FIXTURES = fixtures()
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fixture_support import Fixture, fixtures
 
 from flake8_jax_closure.diagnostics import Applicability
 from flake8_jax_closure.engine import check_source, fix_source
-from fixture_support import Fixture, fixtures
 
 FIXABLE = [f for f in fixtures() if any(x.fix for x in check_source(f.source, f.settings()))]
 

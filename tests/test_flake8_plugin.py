@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from flake8_jax_closure.flake8_plugin import JaxClosureChecker
 from fixture_support import FIXTURES
 
+from flake8_jax_closure.flake8_plugin import JaxClosureChecker
 
-def flake8(*argv: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+
+def flake8(
+    *argv: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flake8", "--select=JC", *argv],
         capture_output=True,

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fixture_support import FIXTURES
 
 pytest.importorskip("pygls")
@@ -50,7 +49,9 @@ async def session(tmp_path: Path, initialization_options: Any = None) -> dict[st
     uri = (tmp_path / "seed.py").as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SEED)
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=SEED
+            )
         )
     )
     opened = await asyncio.wait_for(published.get(), 30)
@@ -59,14 +60,18 @@ async def session(tmp_path: Path, initialization_options: Any = None) -> dict[st
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]),
+            context=types.CodeActionContext(
+                diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]
+            ),
         )
     )
     fix_all = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
-            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]),
+            context=types.CodeActionContext(
+                diagnostics=[], only=[types.CodeActionKind.SourceFixAll]
+            ),
         )
     )
     fixed_text = apply_edits(SEED, quick[0].edit.changes[uri]) if quick else None
@@ -118,13 +123,17 @@ def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
 
         await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
         await client.initialize_async(
-            types.InitializeParams(capabilities=types.ClientCapabilities(), initialization_options=options)
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), initialization_options=options
+            )
         )
         client.initialized(types.InitializedParams())
         uri = (tmp_path / "m.py").as_uri()
         client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=unsafe_source)
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=unsafe_source
+                )
             )
         )
         diagnostics = (await asyncio.wait_for(published.get(), 30)).diagnostics
@@ -142,5 +151,8 @@ def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
 
     assert asyncio.run(actions(None)) == []
     offered = asyncio.run(actions({"unsafeFixes": True}))
-    assert [a.kind for a in offered] == [types.CodeActionKind.QuickFix, "source.fixAll.flake8-jax-closure"]
+    assert [a.kind for a in offered] == [
+        types.CodeActionKind.QuickFix,
+        "source.fixAll.flake8-jax-closure",
+    ]
     assert not offered[0].is_preferred

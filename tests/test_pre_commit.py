@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fixture_support import FIXTURES, ROOT
 
 if shutil.which("git") is None:

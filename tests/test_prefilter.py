@@ -6,11 +6,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from fixture_support import Fixture, fixtures
 
 from flake8_jax_closure.engine import check_source
 from flake8_jax_closure.names import COMPILE_FUNCTIONS
 from flake8_jax_closure.prefilter import needs_analysis
-from fixture_support import Fixture, fixtures
 
 
 def _both(source: str, fixture: Fixture | None = None) -> tuple[list[str], list[str]]:
@@ -34,10 +34,16 @@ def test_fixture_findings_are_the_same_with_and_without_the_pre_pass(fixture: Fi
 def test_pre_pass_skips_files_without_a_changing_capture() -> None:
     clean = "import jax\n\nSCALE = 2.0\n\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n"
     assert not needs_analysis(clean, COMPILE_FUNCTIONS)
-    assert needs_analysis(clean + "\n\ndef g():\n    global SCALE\n    SCALE = 3.0\n", COMPILE_FUNCTIONS)
+    assert needs_analysis(
+        clean + "\n\ndef g():\n    global SCALE\n    SCALE = 3.0\n", COMPILE_FUNCTIONS
+    )
     assert needs_analysis(clean + "\nSCALE = 3.0\n", COMPILE_FUNCTIONS)
-    assert needs_analysis(clean.replace("SCALE = 2.0", "SCALE = {}") + "SCALE.pop('a')\n", COMPILE_FUNCTIONS)
-    assert not needs_analysis("import numba\n\n\n@numba.njit\ndef f(x):\n    return x\n", COMPILE_FUNCTIONS)
+    assert needs_analysis(
+        clean.replace("SCALE = 2.0", "SCALE = {}") + "SCALE.pop('a')\n", COMPILE_FUNCTIONS
+    )
+    assert not needs_analysis(
+        "import numba\n\n\n@numba.njit\ndef f(x):\n    return x\n", COMPILE_FUNCTIONS
+    )
     assert needs_analysis("def f(:\n", COMPILE_FUNCTIONS)  # the real parser reports it
 
 

@@ -6,8 +6,9 @@ import io
 import re
 from collections import Counter
 
-from flake8_jax_closure.cli import main
 from fixture_support import FIXTURES, ROOT
+
+from flake8_jax_closure.cli import main
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import difflib
 import io
-import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES, fixtures
 
 from flake8_jax_closure.cli import main
 from flake8_jax_closure.engine import SourceSyntaxError, check_source, fix_source
 from flake8_jax_closure.settings import Settings
-from fixture_support import FIXTURES, fixtures
 
 hypothesis = pytest.importorskip("hypothesis")
 hypothesmith = pytest.importorskip("hypothesmith")
@@ -110,7 +109,9 @@ def _mutations(source: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-@pytest.mark.parametrize("fixture", [f for f in fixtures() if "negative" not in f.name], ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "fixture", [f for f in fixtures() if "negative" not in f.name], ids=lambda f: f.name
+)
 def test_mutated_fixtures(fixture) -> None:
     rng = random.Random(fixture.name)
     tried = 0
@@ -203,7 +204,9 @@ def test_a_100000_line_file(tmp_path: Path) -> None:
     assert code == 1 and out.count("JC101") == 1
 
 
-def test_file_changed_while_being_fixed_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_changed_while_being_fixed_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import flake8_jax_closure.engine as engine
 
     path = tmp_path / "seed.py"

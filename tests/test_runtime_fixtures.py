@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixture_support import Fixture, fixtures
 
 from flake8_jax_closure.engine import check_source
-from fixture_support import Fixture, fixtures
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.jax

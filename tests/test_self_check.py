@@ -1,0 +1,18 @@
+"""Our own linter on our own code: nothing to report, nothing to fix."""
+
+from __future__ import annotations
+
+import io
+
+from flake8_jax_closure.cli import main
+from fixture_support import ROOT
+
+
+def test_own_code_is_clean() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["check", "--no-cache", "--jobs", "1", str(ROOT / "flake8_jax_closure"), str(ROOT / "tests")],
+        stdout=out,
+        stderr=err,
+    )
+    assert (code, out.getvalue(), err.getvalue()) == (0, "", "")
