@@ -11,7 +11,14 @@ from fixture_support import ROOT
 def test_own_code_is_clean() -> None:
     out, err = io.StringIO(), io.StringIO()
     code = main(
-        ["check", "--no-cache", "--jobs", "1", str(ROOT / "flake8_jax_closure"), str(ROOT / "tests")],
+        [
+            "check",
+            "--no-cache",
+            "--jobs",
+            "1",
+            str(ROOT / "flake8_jax_closure"),
+            str(ROOT / "tests"),
+        ],
         stdout=out,
         stderr=err,
     )
