@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
-from flake8_jax_closure.cli import main
 from fixture_support import ROOT
+
+from flake8_jax_closure.cli import main
 
 
 def test_own_code_is_clean() -> None:
