@@ -7,12 +7,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import libcst as cst
 
 from .compiled import CompiledFunctionFinder
 from .diagnostics import Applicability, Finding, Fix
 from .fix import FixPlanner, FunctionFix, NoFix, apply_fixes, text_edits
+from .methods import MethodCaptureAnalysis
 from .model import CaptureAnalysis, StaleCapture
 from .names import PASSTHROUGH_TRANSFORMS, last_component
 from .noqa import is_suppressed
@@ -74,7 +76,9 @@ def analyse_module(module: cst.Module, settings: Settings, with_edits: bool = Tr
     model = build_scope_model(module, call_names(settings))
     sites = CompiledFunctionFinder(model, settings.compile_functions).find()
     by_function: dict[int, list[tuple[StaleCapture, Finding]]] = {}
-    for capture in CaptureAnalysis(model).stale_captures(sites):
+    captures = CaptureAnalysis(model)
+    methods = MethodCaptureAnalysis(model, captures, settings.compile_functions)
+    for capture in chain(captures.stale_captures(sites), methods.stale_captures(sites)):
         for rule in RULES:
             found = rule.check(capture)
             if found is not None:

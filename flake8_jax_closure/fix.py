@@ -27,7 +27,7 @@ import libcst as cst
 
 from .compiled import CompiledFunction, Form, FunctionNode
 from .diagnostics import Applicability, Edit
-from .model import StaleCapture
+from .model import StaleCapture, method_self_name
 from .names import PASSTHROUGH_TRANSFORMS
 from .scopes import BindingKind, Read, Scope, ScopeKind, ScopeModel
 
@@ -76,6 +76,8 @@ class FunctionFix:
     inline_calls: list[cst.Call] = field(default_factory=list)
     # Captured names that cannot be lifted, with the reason.
     declined: dict[str, str] = field(default_factory=dict)
+    # For a compiled method: the name of ``self``, through which the wrapper calls it.
+    method_self: str | None = None
 
     @property
     def function(self) -> FunctionNode:
@@ -107,11 +109,24 @@ class FixPlanner:
         is left out, with its reason in ``declined``.
         """
         first = captures[0].compiled
-        sites = [s for s in self.all_sites if s.function is first.function]
+        if any(capture.bound_method for capture in captures):
+            raise NoFix(
+                "the bound method bakes in 'self'; register the class as a pytree, or move the "
+                "compiled function out of the class"
+            )
+        sites = [s for s in self.all_sites if s.function is first.function] or [first]
         fix = FunctionFix(sites, [], self._fresh_name(f"_{first.name}_compiled", first.site_scope))
+        if first.site_scope.kind is ScopeKind.CLASS:
+            fix.method_self = method_self_name(first.scope)
         self._check_sites(fix)
         for capture in captures:
             try:
+                if capture.read_through:
+                    raise NoFix(
+                        f"'{capture.name}.{capture.attribute}' is read through "
+                        f"'{capture.name}.{capture.read_through}'; pass it explicitly, register "
+                        "the class as a pytree, or move the compiled function out of the class"
+                    )
                 self._check_capture(capture, sites)
             except NoFix as reason:
                 fix.declined[capture.name] = str(reason)
@@ -132,8 +147,8 @@ class FixPlanner:
                     f"the compiled object is passed on directly; bind it to a name first "
                     f"(line {self.model.position(site.site).start.line})"
                 )
-            if site.site_scope.kind is ScopeKind.CLASS:
-                raise NoFix("compiled methods need the class-level fix (JC104)")
+            if site.site_scope.kind is ScopeKind.CLASS and fix.method_self is None:
+                raise NoFix("a compiled static or class method has no 'self' to pass values")
             if site.transform in _MAPS_KEYWORDS:
                 raise NoFix(
                     f"{site.transform} maps keyword arguments over their leading axis; pass the "
@@ -251,6 +266,8 @@ class FixPlanner:
             if capture.name in inner.declared_global | inner.declared_nonlocal:
                 raise NoFix(f"the compiled function rebinds '{capture.name}' itself")
         for site in sites:
+            if capture.static_self:
+                break  # the wrapper method reads its own 'self'
             if self.model.resolve(site.site_scope, capture.name) is not capture.owner:
                 raise NoFix(
                     f"'{capture.name}' means something else where the compiled object is made"
@@ -286,10 +303,22 @@ class FixPlanner:
         return lifts
 
     def _judge(self, capture: StaleCapture, lift: Lift, fix: FunctionFix) -> None:
+        mutation = capture.mutation
         if not lift.path and capture.rebinding is None:
             fix.unsafe_reasons.append(
                 f"the whole object '{capture.name}' becomes an argument; it must hold only arrays "
                 "and numbers"
+            )
+        elif (
+            mutation is not None
+            and capture.rebinding is None
+            and mutation.path[: len(lift.path)] == lift.path
+            and (len(mutation.path) > len(lift.path) or mutation.description.endswith("called"))
+        ):
+            # Changed inside, not replaced: the lifted value is a container.
+            fix.unsafe_reasons.append(
+                f"'{lift.value_code}' is changed in place, so it is a container; as an argument "
+                "it must hold only arrays and numbers"
             )
         if lift.static:
             values = self._assigned_values(capture, lift.path)
@@ -547,14 +576,18 @@ class LiftTransformer(cst.CSTTransformer):
         code = self.module.code_for_node
         signature = code(params)
         annotation = f" -> {code(returns.annotation)}" if returns is not None else ""
+        forwarded = _forwarded(params)
+        target = fix.compiled_name
+        if fix.method_self is not None:
+            # A method: the wrapper calls the compiled method through its own ``self``.
+            forwarded, target = forwarded[1:], f"{fix.method_self}.{fix.compiled_name}"
         arguments = ", ".join(
-            [*_forwarded(params), *(f"{lift.parameter}={lift.value_code}" for lift in fix.lifts)]
+            [*forwarded, *(f"{lift.parameter}={lift.value_code}" for lift in fix.lifts)]
         )
         indent = self.module.default_indent
         body = f"{indent}{docstring}\n" if docstring else ""
         source = (
-            f"def {name}({signature}){annotation}:\n"
-            f"{body}{indent}return {fix.compiled_name}({arguments})\n"
+            f"def {name}({signature}){annotation}:\n{body}{indent}return {target}({arguments})\n"
         )
         wrapper = cst.parse_statement(source, config=self.module.config_for_parsing)
         wrapper = wrapper.with_changes(leading_lines=_blank_lines(site.site_scope))

@@ -49,6 +49,13 @@ class StaleCapture:
     reads: tuple[Read, ...]
     rebinding: Binding | None
     mutation: Mutation | None
+    # JC104: the attribute of ``self`` (``name``) that changes, and how the compiled function
+    # holds ``self``: a static argument, a bound method, or a closure.
+    attribute: str | None = None
+    static_self: bool = False
+    bound_method: bool = False
+    # How the attribute is reached, when not directly: ``helper()`` or a property ``k``.
+    read_through: str | None = None
 
     @property
     def is_global(self) -> bool:
@@ -56,7 +63,7 @@ class StaleCapture:
 
 
 @dataclass(frozen=True)
-class _Use:
+class Use:
     """A use of the compiled object (or of something that may call it) in the owning scope."""
 
     position: Position
@@ -65,12 +72,12 @@ class _Use:
 
 
 @dataclass(frozen=True)
-class _Creation:
+class Creation:
     position: Position
     loops: tuple[cst.CSTNode, ...]
     # The compiled object is made anew each time this point runs (a fresh function object).
     fresh: bool
-    uses: tuple[_Use, ...]
+    uses: tuple[Use, ...]
 
 
 class CaptureAnalysis:
@@ -98,6 +105,8 @@ class CaptureAnalysis:
             owner = self.model.resolve(read.scope, read.name)
             if owner.is_within(compiled.scope) or owner.kind is ScopeKind.COMPREHENSION:
                 continue
+            if read.name == method_self_name(owner):
+                continue  # ``self`` of a method: its attributes are JC104's (see methods.py)
             owners[id(owner)] = owner
             reads_by_variable.setdefault((id(owner), read.name), []).append(read)
         for (owner_id, name), reads in reads_by_variable.items():
@@ -153,7 +162,7 @@ class CaptureAnalysis:
         ]
         if not candidates:
             return None, None
-        creation: _Creation | None = None
+        creation: Creation | None = None
         first_rebinding: Binding | None = None
         first_mutation: Mutation | None = None
         for site in candidates:
@@ -161,10 +170,10 @@ class CaptureAnalysis:
                 continue
             if isinstance(site, Mutation) and (first_mutation is not None or first_rebinding):
                 continue
-            level = self._owner_level(site.scope, site.end, site.loops, owner)
+            level = self.owner_level(site.scope, site.end, site.loops, owner)
             if level is not None:
-                creation = creation or _merged(self._creation(site, owner) for site in sites)
-                if not _changes_after_use(self.model, creation, level[0], level[1]):
+                creation = creation or merged(self.creation(site, owner) for site in sites)
+                if not changes_after_use(self.model, creation, level[0], level[1]):
                     continue
             if isinstance(site, Binding):
                 first_rebinding = site
@@ -172,7 +181,7 @@ class CaptureAnalysis:
                 first_mutation = site
         return first_rebinding, first_mutation
 
-    def _owner_level(
+    def owner_level(
         self,
         scope: Scope,
         position: Position,
@@ -194,17 +203,17 @@ class CaptureAnalysis:
 
     # -- the compiled object's life in the owning scope -------------------------------------------
 
-    def _creation(self, compiled: CompiledFunction, owner: Scope) -> _Creation:
+    def creation(self, compiled: CompiledFunction, owner: Scope) -> Creation:
         """When the compiled object comes to exist in ``owner``'s code, and where it is used."""
-        uses: list[_Use] = []
+        uses: list[Use] = []
         holder = _child_on_path(compiled.site_scope, owner)
         if holder is None:
             position, loops = compiled.created_at, compiled.created_loops
             names = {compiled.bound_name} if compiled.bound_name else set()
             if compiled.form is Form.INLINE:
-                uses.append(_Use(position, loops, escapes=False))
+                uses.append(Use(position, loops, escapes=False))
             elif compiled.form is Form.PASSED:
-                uses.append(_Use(position, loops, escapes=True))
+                uses.append(Use(position, loops, escapes=True))
             function_scope = self.model.scope_of(compiled.function)
             fresh = compiled.form is Form.DECORATOR or isinstance(compiled.function, cst.Lambda)
             if not fresh and function_scope.parent is owner:
@@ -217,9 +226,9 @@ class CaptureAnalysis:
             if holder.kind in (ScopeKind.FUNCTION, ScopeKind.CLASS):
                 names.add(holder.name)
             else:
-                uses.append(_Use(position, loops, escapes=True))
+                uses.append(Use(position, loops, escapes=True))
         uses.extend(self._uses(owner, self._callers(owner, names)))
-        return _Creation(position, loops, fresh, tuple(uses))
+        return Creation(position, loops, fresh, tuple(uses))
 
     def _callers(self, owner: Scope, names: set[str]) -> set[str]:
         """``names`` plus the functions and classes of ``owner`` that may reach them when called."""
@@ -255,27 +264,42 @@ class CaptureAnalysis:
             self._free_names[(id(scope), id(owner))] = cached
         return cached
 
-    def _uses(self, owner: Scope, names: set[str]) -> Iterator[_Use]:
+    def _uses(self, owner: Scope, names: set[str]) -> Iterator[Use]:
         for name in names:
             for read in self.model.reads_of(owner, name):
                 if read.scope is owner:
-                    yield _Use(read.start, read.loops, escapes=not read.called)
+                    yield Use(read.start, read.loops, escapes=not read.called)
                     continue
                 # A read inside an anonymous function or a comprehension of the owner.
                 child = _child_on_path(read.scope, owner)
                 if child is None:
                     continue
                 if child.kind is ScopeKind.COMPREHENSION:
-                    yield _Use(child.start, child.loops, escapes=not read.called)
+                    yield Use(child.start, child.loops, escapes=not read.called)
                 elif child.kind is ScopeKind.LAMBDA:
-                    yield _Use(child.start, child.loops, escapes=True)
+                    yield Use(child.start, child.loops, escapes=True)
 
 
-def _merged(creations: Iterable[_Creation]) -> _Creation:
+def method_self_name(scope: Scope) -> str | None:
+    """The name of ``self`` when ``scope`` is a plain method of a class (not static or class)."""
+    node = scope.node
+    if scope.parent is None or scope.parent.kind is not ScopeKind.CLASS:
+        return None
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Name) and expr.value in ("staticmethod", "classmethod"):
+            return None
+    params = [*node.params.posonly_params, *node.params.params]
+    return params[0].name.value if params else None
+
+
+def merged(creations: Iterable[Creation]) -> Creation:
     ordered = sorted(creations, key=lambda c: c.position)
     first = ordered[0]
     uses = tuple(use for creation in ordered for use in creation.uses)
-    return _Creation(first.position, first.loops, all(c.fresh for c in ordered), uses)
+    return Creation(first.position, first.loops, all(c.fresh for c in ordered), uses)
 
 
 def _child_on_path(scope: Scope, owner: Scope) -> Scope | None:
@@ -304,9 +328,9 @@ def _holds_ref(model: ScopeModel, bindings: list[Binding]) -> bool:
     )
 
 
-def _changes_after_use(
+def changes_after_use(
     model: ScopeModel,
-    creation: _Creation,
+    creation: Creation,
     change_at: Position,
     change_loops: tuple[cst.CSTNode, ...],
 ) -> bool:

@@ -58,10 +58,13 @@ def needs_analysis(source: str, compile_functions: Iterable[str]) -> bool:
         return True  # the real parser reports it
     try:
         walk = _StatementWalk(tree, source, {last_component(n) for n in compile_functions})
-        if not walk.compiled:
+        if not walk.compiled and not walk.holds_self:
             return False
         read = set().union(*(_free_names(function) for function in walk.compiled))
-        return bool(read & walk.changed_names())
+        changed = walk.changed_names()
+        # Compiled code that holds ``self`` (JC104): any attribute change may matter.
+        holds_self = walk.holds_self or bool(read & walk.method_selves)
+        return bool(read & changed) or (holds_self and bool(walk.mutations))
     except RecursionError:
         return True
 
@@ -107,6 +110,10 @@ class _StatementWalk:
         self.mutations: list[tuple[str, int]] = []  # root name, line or 0
         # Names declared global or nonlocal, and names changed inside expressions.
         self.declared: set[str] = _expression_changes(source)
+        # First parameters of methods, and whether a compiled method or a compiled bound
+        # method (``jax.jit(self.step)``) holds ``self``.
+        self.method_selves: set[str] = set()
+        self.holds_self = False
         calls: list[ast.Call] = []
         self._body(tree.body, 0, in_loop=False, module=True, calls=calls)
         # Module code before the first compile site runs before any trace: it only initialises.
@@ -116,6 +123,9 @@ class _StatementWalk:
             sites.append(min([d.lineno for d in decorators] or [getattr(function, "lineno", 0)]))
         self.threshold = min(sites, default=0)
         for call in calls:
+            first = call.args[0] if call.args else None
+            if isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+                self.holds_self = True
             for argument in [*call.args, *(k.value for k in call.keywords)]:
                 for inner in ast.walk(argument):
                     if isinstance(inner, ast.Lambda):
@@ -204,6 +214,13 @@ class _StatementWalk:
             header_end = node.body[0].lineno - 1 if node.body else end
             self._search(node.decorator_list, line, header_end, calls)
             if isinstance(node, ast.ClassDef):
+                for method in node.body:
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        arguments = [*method.args.posonlyargs, *method.args.args]
+                        if arguments:
+                            self.method_selves.add(arguments[0].arg)
+                        if any(_mentions(d, self.names) for d in method.decorator_list):
+                            self.holds_self = True
                 self._body(node.body, id(node), False, False, calls)
                 return
             self.definitions.setdefault(node.name, []).append(node)

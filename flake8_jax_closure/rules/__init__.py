@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Finding
-from . import jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place
+from . import (
+    jc101_closure_rebound,
+    jc102_global_rebound,
+    jc103_mutated_in_place,
+    jc104_self_attribute,
+)
 
 if TYPE_CHECKING:
     from ..model import StaleCapture
@@ -22,7 +27,12 @@ class Rule:
 
 RULES: tuple[Rule, ...] = tuple(
     Rule(module.CODE, module.SUMMARY, module.check)
-    for module in (jc101_closure_rebound, jc102_global_rebound, jc103_mutated_in_place)
+    for module in (
+        jc101_closure_rebound,
+        jc102_global_rebound,
+        jc103_mutated_in_place,
+        jc104_self_attribute,
+    )
 )
 
 ANALYSIS_FAILED = "JC900"

@@ -42,7 +42,7 @@ SUMMARY = "compiled function reads a closure variable that is rebound after trac
 
 
 def check(capture: StaleCapture) -> Finding | None:
-    if capture.is_global or capture.rebinding is None:
+    if capture.attribute is not None or capture.is_global or capture.rebinding is None:
         return None
     site = capture.rebinding
     return finding(

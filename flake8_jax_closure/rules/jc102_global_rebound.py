@@ -40,7 +40,7 @@ SUMMARY = "compiled function reads a module global that is rebound after tracing
 
 
 def check(capture: StaleCapture) -> Finding | None:
-    if not capture.is_global or capture.rebinding is None:
+    if capture.attribute is not None or not capture.is_global or capture.rebinding is None:
         return None
     site = capture.rebinding
     return finding(

@@ -40,7 +40,7 @@ SUMMARY = "compiled function reads an object that is mutated in place after trac
 
 
 def check(capture: StaleCapture) -> Finding | None:
-    if capture.rebinding is not None or capture.mutation is None:
+    if capture.attribute is not None or capture.rebinding is not None or capture.mutation is None:
         return None
     site = capture.mutation
     return finding(

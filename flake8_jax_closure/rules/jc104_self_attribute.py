@@ -1,0 +1,65 @@
+"""JC104: compiled code holds ``self`` and reads an attribute that is changed elsewhere.
+
+What it does
+    Finds methods compiled with ``self`` static (``partial(jax.jit, static_argnums=0)``, or
+    ``static_argnames`` naming ``self``), bound methods compiled in call form
+    (``jax.jit(self.step)``), and compiled closures made inside a method, that read
+    ``self.<attr>`` (directly, or through a method or property of the same class) while that
+    attribute is assigned, augmented, deleted or mutated in place in another method, later in the
+    same method, or on an instance of the class elsewhere in the module.
+
+Why is this bad
+    A static ``self`` is hashed by identity, so JAX's cache never notices that an attribute
+    changed; a bound method or a closure bakes ``self``'s attributes into the trace. Compiled
+    calls keep computing with the old attribute values. JAX's FAQ warns about exactly this.
+
+Example
+    class Model:
+        def __init__(self, mul):
+            self.mul = mul
+
+        @partial(jax.jit, static_argnums=0)
+        def calc(self, y):
+            return y * 2 if self.mul else y
+
+    model = Model(True)
+    model.calc(3)
+    model.mul = False     # model.calc(3) still returns 6
+
+Use instead
+    Pass the attribute as an argument (what ``fix`` writes: the compiled method takes
+    ``self_mul`` and a wrapper method passes ``self.mul`` on every call), register the class as a
+    pytree so that ``self`` is traced, or move the compiled function out of the class. Frozen
+    dataclasses, NamedTuples and Flax or Equinox modules are not reported: they cannot change in
+    place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..diagnostics import Finding
+from ._common import STALE, finding, where
+
+if TYPE_CHECKING:
+    from ..model import StaleCapture
+
+CODE = "JC104"
+SUMMARY = "compiled code holds self and reads an attribute that changes after tracing"
+
+
+def check(capture: StaleCapture) -> Finding | None:
+    site = capture.mutation
+    if capture.attribute is None or site is None:
+        return None
+    compiled = capture.compiled
+    held = (
+        ", static self" if capture.static_self else ", bound method" if capture.bound_method else ""
+    )
+    through = f" through '{capture.name}.{capture.read_through}'" if capture.read_through else ""
+    return finding(
+        capture,
+        CODE,
+        f"'{compiled.name}' ({compiled.transform}{held}) reads '{capture.name}.{capture.attribute}'"
+        f"{through}, changed at line {site.start[0]} {where(site)} ({site.description}); {STALE}",
+    )
