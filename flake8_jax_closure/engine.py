@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections.abc import Iterator
@@ -118,7 +119,11 @@ def analysis_failed(error: BaseException) -> Finding:
 
 
 def _analyse_selected(
-    source: str, settings: Settings, honour_noqa: bool, with_edits: bool = True
+    source: str,
+    settings: Settings,
+    honour_noqa: bool,
+    with_edits: bool = True,
+    tree: ast.Module | None = None,
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
@@ -127,7 +132,7 @@ def _analyse_selected(
     """
     if not _mentions_compile(source, settings):
         return None
-    if settings.prefilter and not needs_analysis(source, settings.compile_functions):
+    if settings.prefilter and not needs_analysis(source, settings.compile_functions, tree):
         return None
     module = parse(source)
     try:
@@ -147,11 +152,19 @@ def _analyse_selected(
 
 
 def check_source(
-    source: str, settings: Settings, *, honour_noqa: bool = True, with_edits: bool | None = None
+    source: str,
+    settings: Settings,
+    *,
+    honour_noqa: bool = True,
+    with_edits: bool | None = None,
+    tree: ast.Module | None = None,
 ) -> list[Finding]:
-    """All selected findings in ``source``; raises SourceSyntaxError when it does not parse."""
+    """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
+
+    ``tree``, the source's ``ast`` when the caller has it, saves the pre-pass a parse.
+    """
     edits = settings.with_edits if with_edits is None else with_edits
-    analysis = _analyse_selected(source, settings, honour_noqa, edits)
+    analysis = _analyse_selected(source, settings, honour_noqa, edits, tree)
     return analysis.findings if analysis is not None else []
 
 

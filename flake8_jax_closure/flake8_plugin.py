@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -19,7 +20,9 @@ class JaxClosureChecker:
     settings: ClassVar[Settings] = Settings()
 
     def __init__(self, tree: Any, lines: Sequence[str], filename: str = "") -> None:
-        # ``lines`` rather than the file: ``flake8 -`` reads standard input.
+        # ``lines`` rather than the file: ``flake8 -`` reads standard input. flake8's own
+        # ``ast`` tree spares the pre-pass a parse.
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -44,7 +47,11 @@ class JaxClosureChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             findings = check_source(
-                "".join(self.lines), self.settings, honour_noqa=False, with_edits=False
+                "".join(self.lines),
+                self.settings,
+                honour_noqa=False,
+                with_edits=False,
+                tree=self.tree if isinstance(self.tree, ast.Module) else None,
             )
         except SourceSyntaxError:
             return  # flake8 reports the syntax error itself (E999)

@@ -50,10 +50,15 @@ def _expression_changes(source: str) -> set[str]:
     return names
 
 
-def needs_analysis(source: str, compile_functions: Iterable[str]) -> bool:
-    """False only when the file provably has no finding; True when it may have one."""
+def needs_analysis(
+    source: str, compile_functions: Iterable[str], tree: ast.Module | None = None
+) -> bool:
+    """False only when the file provably has no finding; True when it may have one.
+
+    ``tree`` is the source's ``ast`` when the caller has it already (flake8 does).
+    """
     try:
-        tree = ast.parse(source)
+        tree = tree if isinstance(tree, ast.Module) else ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # the real parser reports it
     try:
@@ -61,10 +66,14 @@ def needs_analysis(source: str, compile_functions: Iterable[str]) -> bool:
         if not walk.compiled and not walk.holds_self:
             return False
         read = set().union(*(_free_names(function) for function in walk.compiled))
-        changed = walk.changed_names()
-        # Compiled code that holds ``self`` (JC104): any attribute change may matter.
-        holds_self = walk.holds_self or bool(read & walk.method_selves)
-        return bool(read & changed) or (holds_self and bool(walk.mutations))
+        anywhere, module_code = walk.changes()
+        if read & anywhere:
+            return True
+        # Compiled code that holds ``self`` (JC104): an attribute change may matter.
+        if (walk.holds_self or read & walk.method_selves) and walk.attribute_mutations:
+            return True
+        # A change in module code counts only after module code used the compiled function.
+        return bool(read & module_code) and walk.module_code_uses_compiled(tree)
     except RecursionError:
         return True
 
@@ -88,6 +97,31 @@ def _mentions(node: ast.expr, names: set[str]) -> bool:
     return False
 
 
+def _has_static_arguments(decorator: ast.expr) -> bool:
+    return any(
+        isinstance(node, ast.keyword) and node.arg in ("static_argnums", "static_argnames")
+        for node in ast.walk(decorator)
+    )
+
+
+def _first_step_is_attribute(expr: ast.expr) -> bool:
+    """``obj.attr = ...``, ``obj.attr[k] = ...``: the step right above the root is an attribute."""
+    step = None
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        step, expr = expr, expr.value
+    return isinstance(step, ast.Attribute) and isinstance(expr, ast.Name)
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _stored_names(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+
+
 def _root(expr: ast.expr) -> str | None:
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         expr = expr.value
@@ -107,13 +141,18 @@ class _StatementWalk:
         self.compiled: list[ast.AST] = []
         # (name, scope id, line or 0 when it may run again or after any compile site)
         self.bindings: list[tuple[str, int, int]] = []
-        self.mutations: list[tuple[str, int]] = []  # root name, line or 0
+        self.mutations: list[tuple[str, int, int]] = []  # root name, scope id, line or 0
         # Names declared global or nonlocal, and names changed inside expressions.
         self.declared: set[str] = _expression_changes(source)
-        # First parameters of methods, and whether a compiled method or a compiled bound
-        # method (``jax.jit(self.step)``) holds ``self``.
+        # First parameters of methods, and whether a compiled method with static arguments or
+        # a compiled bound method (``jax.jit(self.step)``) holds ``self``.
         self.method_selves: set[str] = set()
         self.holds_self = False
+        self.attribute_mutations = False
+        self.imported: set[str] = set()
+        # Functions around each definition and compile call: only they can own a captured local.
+        self._enclosing: list[int] = []
+        self.enclosing: dict[int, tuple[int, ...]] = {}
         calls: list[ast.Call] = []
         self._body(tree.body, 0, in_loop=False, module=True, calls=calls)
         # Module code before the first compile site runs before any trace: it only initialises.
@@ -124,14 +163,22 @@ class _StatementWalk:
         self.threshold = min(sites, default=0)
         for call in calls:
             first = call.args[0] if call.args else None
-            if isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+            if (
+                isinstance(first, ast.Attribute)
+                and isinstance(first.value, ast.Name)
+                and first.value.id not in self.imported  # jax.jit(jnp.sin) holds no object
+            ):
                 self.holds_self = True
             for argument in [*call.args, *(k.value for k in call.keywords)]:
                 for inner in ast.walk(argument):
                     if isinstance(inner, ast.Lambda):
                         self.compiled.append(inner)
+                        self.enclosing[id(inner)] = self.enclosing.get(id(call), ())
                     elif isinstance(inner, ast.Name):
                         self.compiled.extend(self.definitions.get(inner.id, ()))
+        self.closure_owners = {
+            owner for function in self.compiled for owner in self.enclosing.get(id(function), ())
+        }
 
     @staticmethod
     def _aliases(tree: ast.Module, names: set[str]) -> set[str]:
@@ -143,16 +190,62 @@ class _StatementWalk:
                 )
         return aliases
 
-    def changed_names(self) -> set[str]:
+    def changes(self) -> tuple[set[str], set[str]]:
+        """Names that change where it can matter at any time (in functions, loops, under
+        ``global``), and names that change only in straight module code after a compile site."""
         counts: Counter[tuple[str, int]] = Counter()
-        late: set[tuple[str, int]] = set()
+        late: dict[tuple[str, int], bool] = {}  # key -> some late binding runs in a function/loop
         for name, scope, line in self.bindings:
-            counts[(name, scope)] += 1
+            key = (name, scope)
+            counts[key] += 1
             if self._late(line):
-                late.add((name, scope))
-        rebound = {key[0] for key, count in counts.items() if count > 1 and key in late}
-        mutated = {name for name, line in self.mutations if self._late(line)}
-        return rebound | mutated | self.declared
+                late[key] = late.get(key, False) or line == 0
+        anywhere = set(self.declared)
+        module_code: set[str] = set()
+        for key, count in counts.items():
+            # A local of a function that holds no compiled function is nobody's capture.
+            if count > 1 and key in late and (key[1] == 0 or key[1] in self.closure_owners):
+                (anywhere if late[key] or key[1] != 0 else module_code).add(key[0])
+        for name, scope, line in self.mutations:
+            if scope != 0 and scope not in self.closure_owners and (name, scope) in counts:
+                continue
+            if line == 0:
+                anywhere.add(name)
+            elif self._late(line):
+                module_code.add(name)
+        return anywhere, module_code
+
+    def module_code_uses_compiled(self, tree: ast.Module) -> bool:
+        """Whether module code after the first compile site may call a compiled function, or a
+        function or class that reaches one (the timing rule of the full analysis, coarsely)."""
+        callers = {getattr(f, "name", "") for f in self.compiled} - {""}
+        loads_by_definition: dict[str, set[str]] = {}
+        statements: list[ast.stmt] = []
+        pending = list(tree.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                loads_by_definition[node.name] = _loads(node)
+            elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.Try)):
+                statements.append(node)
+            else:
+                statements.append(node)
+                if node.lineno in self.compile_lines:
+                    callers.update(_stored_names(node))
+        changed = True
+        while changed:
+            changed = False
+            for name, loads in loads_by_definition.items():
+                if name not in callers and loads & callers:
+                    callers.add(name)
+                    changed = True
+        for statement in statements:
+            if statement.lineno < self.threshold and statement.end_lineno is not None:
+                if statement.end_lineno < self.threshold:
+                    continue
+            if _loads(statement) & callers or statement.lineno in self.compile_lines:
+                return True
+        return False
 
     # -- statements ------------------------------------------------------------------------------
 
@@ -183,7 +276,8 @@ class _StatementWalk:
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             root = _root(target.value)
             if root is not None:
-                self.mutations.append((root, self._line(node, module, in_loop)))
+                self.mutations.append((root, scope, self._line(node, module, in_loop)))
+                self.attribute_mutations |= _first_step_is_attribute(target)
 
     def _search(
         self, parts: Iterable[ast.AST | None], first: int, last: int, calls: list[ast.Call]
@@ -198,6 +292,7 @@ class _StatementWalk:
                     _mentions(inner.func, self.names) or _mentions(inner, self.names)
                 ):
                     calls.append(inner)
+                    self.enclosing[id(inner)] = tuple(self._enclosing)
 
     def _body(
         self, body: list[ast.stmt], scope: int, in_loop: bool, module: bool, calls: list[ast.Call]
@@ -210,6 +305,8 @@ class _StatementWalk:
     ) -> None:
         line, end = node.lineno, node.end_lineno or node.lineno
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if any(_callee_name(d) == "overload" for d in node.decorator_list):
+                return  # typing stubs: the real definition follows before any use
             self._bind(node.name, scope, node, module, in_loop)
             header_end = node.body[0].lineno - 1 if node.body else end
             self._search(node.decorator_list, line, header_end, calls)
@@ -219,15 +316,24 @@ class _StatementWalk:
                         arguments = [*method.args.posonlyargs, *method.args.args]
                         if arguments:
                             self.method_selves.add(arguments[0].arg)
-                        if any(_mentions(d, self.names) for d in method.decorator_list):
+                        if any(
+                            _mentions(d, self.names) and _has_static_arguments(d)
+                            for d in method.decorator_list
+                        ):
                             self.holds_self = True
                 self._body(node.body, id(node), False, False, calls)
                 return
             self.definitions.setdefault(node.name, []).append(node)
+            self.enclosing[id(node)] = tuple(self._enclosing)
             if any(_mentions(d, self.names) for d in node.decorator_list):
                 self.compiled.append(node)
             self._search([*node.args.defaults, *node.args.kw_defaults], line, header_end, calls)
+            arguments = node.args
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                self._bind(argument.arg, id(node), node, False, False)
+            self._enclosing.append(id(node))
             self._body(node.body, id(node), False, False, calls)
+            self._enclosing.pop()
             return
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self._search([node.iter], line, node.body[0].lineno, calls)
@@ -293,7 +399,9 @@ class _StatementWalk:
                 self._target(target, scope, node, module, in_loop)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                self._bind((alias.asname or alias.name).split(".")[0], scope, node, module, in_loop)
+                name = (alias.asname or alias.name).split(".")[0]
+                self._bind(name, scope, node, module, in_loop)
+                self.imported.add(name)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self.declared.update(node.names)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
@@ -301,7 +409,8 @@ class _StatementWalk:
             if isinstance(func, ast.Attribute) and func.attr in _MUTATING:
                 root = _root(func.value)
                 if root is not None:
-                    self.mutations.append((root, self._line(node, module, in_loop)))
+                    self.mutations.append((root, scope, self._line(node, module, in_loop)))
+                    self.attribute_mutations |= _first_step_is_attribute(func.value)
 
 
 def _scope_body(scope: ast.AST) -> list[ast.AST]:

@@ -29,7 +29,10 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
-async def session(tmp_path: Path, initialization_options: Any = None) -> dict[str, Any]:
+async def open_document(
+    text: str, uri: str, initialization_options: Any = None
+) -> tuple[LanguageClient, asyncio.Queue[types.PublishDiagnosticsParams]]:
+    """Start the server, initialize, open one document; diagnostics arrive on the queue."""
     client = LanguageClient("test-client", "1")
     published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
 
@@ -40,39 +43,47 @@ async def session(tmp_path: Path, initialization_options: Any = None) -> dict[st
     await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
     await client.initialize_async(
         types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            root_uri=tmp_path.as_uri(),
-            initialization_options=initialization_options,
+            capabilities=types.ClientCapabilities(), initialization_options=initialization_options
         )
     )
     client.initialized(types.InitializedParams())
-    uri = (tmp_path / "seed.py").as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=SEED
+                uri=uri, language_id="python", version=1, text=text
             )
         )
     )
+    return client, published
+
+
+async def close(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+def actions_request(
+    uri: str, range_: types.Range, diagnostics: Any, only: Any = None
+) -> types.CodeActionParams:
+    return types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=range_,
+        context=types.CodeActionContext(diagnostics=list(diagnostics), only=only),
+    )
+
+
+async def session(tmp_path: Path) -> dict[str, Any]:
+    uri = (tmp_path / "seed.py").as_uri()
+    client, published = await open_document(SEED, uri)
     opened = await asyncio.wait_for(published.get(), 30)
     diagnostic = opened.diagnostics[0]
     quick = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(
-                diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]
-            ),
-        )
+        actions_request(uri, diagnostic.range, [diagnostic], [types.CodeActionKind.QuickFix])
     )
+    start = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
     fix_all = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
-            context=types.CodeActionContext(
-                diagnostics=[], only=[types.CodeActionKind.SourceFixAll]
-            ),
-        )
+        actions_request(uri, start, [], [types.CodeActionKind.SourceFixAll])
     )
     fixed_text = apply_edits(SEED, quick[0].edit.changes[uri]) if quick else None
     client.text_document_did_change(
@@ -82,9 +93,7 @@ async def session(tmp_path: Path, initialization_options: Any = None) -> dict[st
         )
     )
     changed = await asyncio.wait_for(published.get(), 30)
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await close(client)
     return {
         "opened": opened,
         "quick": quick,
@@ -112,41 +121,15 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
 
 def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
     unsafe_source = (FIXTURES / "verify_regression.py").read_text(encoding="utf-8")
+    uri = (tmp_path / "m.py").as_uri()
 
     async def actions(options: Any) -> list[types.CodeAction]:
-        client = LanguageClient("test-client", "1")
-        published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-            published.put_nowait(params)
-
-        await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(), initialization_options=options
-            )
-        )
-        client.initialized(types.InitializedParams())
-        uri = (tmp_path / "m.py").as_uri()
-        client.text_document_did_open(
-            types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=uri, language_id="python", version=1, text=unsafe_source
-                )
-            )
-        )
+        client, published = await open_document(unsafe_source, uri, options)
         diagnostics = (await asyncio.wait_for(published.get(), 30)).diagnostics
         found = await client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=diagnostics[0].range,
-                context=types.CodeActionContext(diagnostics=diagnostics),
-            )
+            actions_request(uri, diagnostics[0].range, diagnostics)
         )
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        await close(client)
         return found or []
 
     assert asyncio.run(actions(None)) == []

@@ -37,7 +37,14 @@ def test_pre_pass_skips_files_without_a_changing_capture() -> None:
     assert needs_analysis(
         clean + "\n\ndef g():\n    global SCALE\n    SCALE = 3.0\n", COMPILE_FUNCTIONS
     )
-    assert needs_analysis(clean + "\nSCALE = 3.0\n", COMPILE_FUNCTIONS)
+    # Module code rebinding the global counts only once module code used the compiled function.
+    assert not needs_analysis(clean + "\nSCALE = 3.0\n", COMPILE_FUNCTIONS)
+    assert needs_analysis(clean + "\nf(1.0)\nSCALE = 3.0\n", COMPILE_FUNCTIONS)
+    overloads = "from typing import overload\n\n\n@overload\ndef g(x: int) -> int: ...\n\n\n"
+    assert not needs_analysis(
+        clean.replace("x * SCALE", "g(x)") + overloads + "def g(x):\n    return x\n",
+        COMPILE_FUNCTIONS,
+    )
     assert needs_analysis(
         clean.replace("SCALE = 2.0", "SCALE = {}") + "SCALE.pop('a')\n", COMPILE_FUNCTIONS
     )
