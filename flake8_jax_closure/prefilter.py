@@ -328,9 +328,9 @@ class _StatementWalk:
             if any(_mentions(d, self.names) for d in node.decorator_list):
                 self.compiled.append(node)
             self._search([*node.args.defaults, *node.args.kw_defaults], line, header_end, calls)
-            arguments = node.args
-            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                self._bind(argument.arg, id(node), node, False, False)
+            signature = node.args
+            for parameter in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs):
+                self._bind(parameter.arg, id(node), node, False, False)
             self._enclosing.append(id(node))
             self._body(node.body, id(node), False, False, calls)
             self._enclosing.pop()
