@@ -97,6 +97,11 @@ def _mentions(node: ast.expr, names: set[str]) -> bool:
     return False
 
 
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([d.lineno for d in decorators] or [getattr(node, "lineno", 0)])
+
+
 def _has_static_arguments(decorator: ast.expr) -> bool:
     return any(
         isinstance(node, ast.keyword) and node.arg in ("static_argnums", "static_argnames")
@@ -176,9 +181,15 @@ class _StatementWalk:
                         self.enclosing[id(inner)] = self.enclosing.get(id(call), ())
                     elif isinstance(inner, ast.Name):
                         self.compiled.extend(self.definitions.get(inner.id, ()))
-        self.closure_owners = {
-            owner for function in self.compiled for owner in self.enclosing.get(id(function), ())
-        }
+        # For each function holding compiled code, the line of its first compile site: its own
+        # code before that line only initialises (as module code before the first site does).
+        self.owner_threshold: dict[int, int] = {}
+        starts = [(call, call.lineno) for call in calls]
+        starts += [(f, _first_line(f)) for f in self.compiled if id(f) in self.enclosing]
+        for node, line in starts:
+            for owner in self.enclosing.get(id(node), ()):
+                self.owner_threshold[owner] = min(self.owner_threshold.get(owner, line), line)
+        self.closure_owners = set(self.owner_threshold)
 
     @staticmethod
     def _aliases(tree: ast.Module, names: set[str]) -> set[str]:
@@ -198,7 +209,7 @@ class _StatementWalk:
         for name, scope, line in self.bindings:
             key = (name, scope)
             counts[key] += 1
-            if self._late(line):
+            if self._late(line, scope):
                 late[key] = late.get(key, False) or line == 0
         anywhere = set(self.declared)
         module_code: set[str] = set()
@@ -207,11 +218,13 @@ class _StatementWalk:
             if count > 1 and key in late and (key[1] == 0 or key[1] in self.closure_owners):
                 (anywhere if late[key] or key[1] != 0 else module_code).add(key[0])
         for name, scope, line in self.mutations:
-            if scope != 0 and scope not in self.closure_owners and (name, scope) in counts:
-                continue
-            if line == 0:
-                anywhere.add(name)
-            elif self._late(line):
+            if scope != 0 and (name, scope) in counts:
+                # A local of that function: only a closure owner's local can be captured.
+                if scope in self.closure_owners and self._late(line, scope):
+                    anywhere.add(name)
+            elif line == 0 or scope != 0:
+                anywhere.add(name)  # in a loop, or on an outer variable from a function
+            elif self._late(line, scope):
                 module_code.add(name)
         return anywhere, module_code
 
@@ -249,13 +262,14 @@ class _StatementWalk:
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _late(self, line: int) -> bool:
-        return line == 0 or line >= self.threshold
+    def _late(self, line: int, scope: int) -> bool:
+        threshold = self.threshold if scope == 0 else self.owner_threshold.get(scope, 0)
+        return line == 0 or line >= threshold
 
     @staticmethod
     def _line(node: ast.AST, module: bool, in_loop: bool) -> int:
-        """The line that decides whether it runs before every trace; 0 when it may not."""
-        return getattr(node, "lineno", 0) if module and not in_loop else 0
+        """The line that decides whether it runs before every trace; 0 when it may run again."""
+        return 0 if in_loop else getattr(node, "lineno", 0)
 
     def _bind(self, name: str, scope: int, node: ast.AST, module: bool, in_loop: bool) -> None:
         entry = (name, scope, self._line(node, module, in_loop))
