@@ -98,8 +98,9 @@ def _mentions(node: ast.expr, names: set[str]) -> bool:
 
 
 def _first_line(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", [])
-    return min([d.lineno for d in decorators] or [getattr(node, "lineno", 0)])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    line: int = getattr(node, "lineno", 0)
+    return min([d.lineno for d in decorators] or [line])
 
 
 def _has_static_arguments(decorator: ast.expr) -> bool:
@@ -184,7 +185,7 @@ class _StatementWalk:
         # For each function holding compiled code, the line of its first compile site: its own
         # code before that line only initialises (as module code before the first site does).
         self.owner_threshold: dict[int, int] = {}
-        starts = [(call, call.lineno) for call in calls]
+        starts: list[tuple[ast.AST, int]] = [(call, call.lineno) for call in calls]
         starts += [(f, _first_line(f)) for f in self.compiled if id(f) in self.enclosing]
         for node, line in starts:
             for owner in self.enclosing.get(id(node), ()):
