@@ -9,7 +9,7 @@ import re
 
 from .diagnostics import Finding
 
-# flake8's own pattern: ``# noqa``, ``# noqa: JC101``, ``# noqa:JC101,JC102``.
+# flake8's own pattern: a bare noqa comment, or one with codes after a colon (JC101,JC102).
 _NOQA = re.compile(
     r"# noqa"
     r"(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?",
