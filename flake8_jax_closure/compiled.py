@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS
-from .scopes import BindingKind, Position, Scope, ScopeKind, ScopeModel
+from .scopes import BindingKind, Position, Scope, ScopeModel
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -203,7 +203,3 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
-
-
-def is_function_scope(scope: Scope) -> bool:
-    return scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA)

@@ -85,6 +85,9 @@ class CaptureAnalysis:
         self.model = model
         self._free_names: dict[tuple[int, int], set[str]] = {}
         self._readers: dict[int, dict[str, list[Scope]]] = {}
+        self._reads_by_scope: dict[int, list[Read]] = {}
+        for read in model.reads:
+            self._reads_by_scope.setdefault(id(read.scope), []).append(read)
 
     def stale_captures(
         self, compiled_functions: Iterable[CompiledFunction]
@@ -122,17 +125,8 @@ class CaptureAnalysis:
         pending = [scope]
         while pending:
             current = pending.pop()
-            yield from self._reads_by_scope().get(id(current), ())
+            yield from self._reads_by_scope.get(id(current), ())
             pending.extend(current.children)
-
-    def _reads_by_scope(self) -> dict[int, list[Read]]:
-        cached: dict[int, list[Read]] | None = getattr(self, "_reads_cache", None)
-        if cached is None:
-            cached = {}
-            for read in self.model.reads:
-                cached.setdefault(id(read.scope), []).append(read)
-            self._reads_cache = cached
-        return cached
 
     # -- changes ---------------------------------------------------------------------------------
 
@@ -148,7 +142,8 @@ class CaptureAnalysis:
         mutations = sorted(self.model.mutations_of(owner, name), key=lambda m: m.start)
         if not bindings and not mutations:
             return None, None
-        rebindings = [b for b in bindings if b is not _initial_binding(bindings, owner)]
+        initial = _initial_binding(bindings, owner)
+        rebindings = [b for b in bindings if b is not initial]
         if (
             not bindings
             or all(b.kind in _DEFINITION_KINDS for b in bindings)
@@ -172,7 +167,7 @@ class CaptureAnalysis:
                 continue
             level = self.owner_level(site.scope, site.end, site.loops, owner)
             if level is not None:
-                creation = creation or merged(self.creation(site, owner) for site in sites)
+                creation = creation or merged(self.creation(s, owner) for s in sites)
                 if not changes_after_use(self.model, creation, level[0], level[1]):
                     continue
             if isinstance(site, Binding):
