@@ -69,24 +69,24 @@ def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list)
             assert i1 in allowed or i1 + 1 in allowed, (tag, i1)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
-def test_generated_programs_from_the_grammar(program: str) -> None:
+def _sound_if_it_compiles(program: str) -> None:
     try:
         compile(PRELUDE + program, "<generated>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         assume(False)
     assert_sound(PRELUDE + program)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+def test_generated_programs_from_the_grammar(program: str) -> None:
+    _sound_if_it_compiles(program)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_generated_programs_from_libcst_nodes(program: str) -> None:
-    try:
-        compile(PRELUDE + program, "<generated>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        assume(False)
-    assert_sound(PRELUDE + program)
+    _sound_if_it_compiles(program)
 
 
 def _mutations(source: str, rng: random.Random) -> str:
