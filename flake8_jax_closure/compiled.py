@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS
-from .scopes import BindingKind, Position, Scope, ScopeModel
+from .scopes import BindingKind, Order, Scope, ScopeModel
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -32,7 +32,7 @@ class CompiledFunction:
     site: cst.Decorator | cst.Call
     # The scope where the compiled object is created and bound, and from when it exists.
     site_scope: Scope
-    created_at: Position
+    created_at: Order
     created_loops: tuple[cst.CSTNode, ...]
     bound_name: str | None
     # The compile call itself, with its options (static_argnums, ...), where there is one.
@@ -114,7 +114,6 @@ class CompiledFunctionFinder:
                 if transform is None:
                     continue
                 own_scope = self.model.scope_of(function)
-                end = self.model.position(function).end
                 yield CompiledFunction(
                     function=function,
                     scope=own_scope,
@@ -122,7 +121,7 @@ class CompiledFunctionFinder:
                     form=Form.DECORATOR,
                     site=decorator,
                     site_scope=scope,
-                    created_at=(end.line, end.column),
+                    created_at=self.model.order_end(function),
                     created_loops=own_scope.loops,
                     bound_name=function.name.value,
                     transform_call=transform[1],
@@ -166,8 +165,7 @@ class CompiledFunctionFinder:
     ) -> CompiledFunction:
         parent = self.model.parent(call)
         form, bound_name = Form.PASSED, None
-        position = self.model.position(call).start
-        created_at = (position.line, position.column)
+        created_at = self.model.order(call)
         if isinstance(parent, cst.Call) and parent.func is call:
             form = Form.INLINE
         elif isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is call:
@@ -178,8 +176,7 @@ class CompiledFunctionFinder:
             )
             if len(targets) == 1 and isinstance(targets[0], cst.Name):
                 form, bound_name = Form.ASSIGNED, targets[0].value
-                end = self.model.position(parent).end
-                created_at = (end.line, end.column)
+                created_at = self.model.order_end(parent)
         return CompiledFunction(
             function=function,
             scope=self.model.scope_of(function),

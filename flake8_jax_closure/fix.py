@@ -209,7 +209,7 @@ class FixPlanner:
             if any(read.start > position for position in rebound_at):
                 continue
             raise NoFix(
-                f"'{name}' is also used without compilation (line {read.start[0]}); it would "
+                f"'{name}' is also used without compilation (line {read.line}); it would "
                 "need the lifted values too"
             )
 

@@ -171,7 +171,6 @@ class MethodCaptureAnalysis:
             self_name = method_self_name(method)
             if self_name is None:
                 continue
-            position = self.model.position(call).start
             site = CompiledFunction(
                 function=method.node,  # type: ignore[arg-type]
                 scope=method,
@@ -179,7 +178,7 @@ class MethodCaptureAnalysis:
                 form=Form.PASSED,
                 site=call,
                 site_scope=call_site.scope,
-                created_at=(position.line, position.column),
+                created_at=self.model.order(call),
                 created_loops=call_site.loops,
                 bound_name=None,
                 transform_call=call,

@@ -24,7 +24,7 @@ from .scopes import (
     Binding,
     BindingKind,
     Mutation,
-    Position,
+    Order,
     Read,
     Scope,
     ScopeKind,
@@ -66,14 +66,14 @@ class StaleCapture:
 class Use:
     """A use of the compiled object (or of something that may call it) in the owning scope."""
 
-    position: Position
+    position: Order
     loops: tuple[cst.CSTNode, ...]
     escapes: bool  # anything but a direct call: it may be called later by someone else
 
 
 @dataclass(frozen=True)
 class Creation:
-    position: Position
+    position: Order
     loops: tuple[cst.CSTNode, ...]
     # The compiled object is made anew each time this point runs (a fresh function object).
     fresh: bool
@@ -179,10 +179,10 @@ class CaptureAnalysis:
     def owner_level(
         self,
         scope: Scope,
-        position: Position,
+        position: Order,
         loops: tuple[cst.CSTNode, ...],
         owner: Scope,
-    ) -> tuple[Position, tuple[cst.CSTNode, ...]] | None:
+    ) -> tuple[Order, tuple[cst.CSTNode, ...]] | None:
         """Where a site runs in ``owner``'s own code, or None when it runs in a nested function.
 
         Class bodies and comprehensions run where they stand, so a site inside them is placed
@@ -326,7 +326,7 @@ def _holds_ref(model: ScopeModel, bindings: list[Binding]) -> bool:
 def changes_after_use(
     model: ScopeModel,
     creation: Creation,
-    change_at: Position,
+    change_at: Order,
     change_loops: tuple[cst.CSTNode, ...],
 ) -> bool:
     """Whether a change in the owner's own code can happen after a compiled call."""
@@ -338,8 +338,7 @@ def changes_after_use(
         ):
             return True
     for loop in change_loops:
-        loop_start = model.position(loop).start
-        created_before_loop = creation.position < (loop_start.line, loop_start.column)
+        created_before_loop = creation.position < model.order(loop)
         created_in_loop = loop in creation.loops
         uses_in_loop = [u for u in uses if loop in u.loops]
         if not uses_in_loop:

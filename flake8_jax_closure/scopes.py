@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-Position = tuple[int, int]
+# Where a site stands: the index of an event (entering or leaving a node) in one walk of the
+# tree. Comparable like source positions, free to compute; lines and columns come from
+# ``Locator`` and cost a pass over the module, so only reporting asks for them.
+Order = int
 
 
 class ScopeKind(enum.Enum):
@@ -59,7 +62,7 @@ class Scope:
     bound: set[str] = field(default_factory=set)
     children: list[Scope] = field(default_factory=list)
     # Where the scope's node starts, and the loops of the parent scope around it.
-    start: Position = (0, 0)
+    start: Order = 0
     loops: tuple[cst.CSTNode, ...] = ()
 
     def is_within(self, other: Scope) -> bool:
@@ -80,25 +83,67 @@ class Scope:
         return None
 
 
+class Locator:
+    """Lines and columns of nodes, computed for the whole module on the first question."""
+
+    def __init__(self, wrapper: MetadataWrapper) -> None:
+        self._wrapper = wrapper
+        self._ranges: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    def range(self, node: cst.CSTNode) -> CodeRange:
+        if self._ranges is None:
+            self._ranges = self._wrapper.resolve(PositionProvider)
+        return self._ranges[node]
+
+
 @dataclass(eq=False)
 class Site:
     """A place in the code: the scope it runs in, where it is, and the loops around it there."""
 
     scope: Scope
     node: cst.CSTNode
-    start: Position
-    end: Position
+    start: Order
+    end: Order
     loops: tuple[cst.CSTNode, ...]
+    locator: Locator | None = None
+
+    def _range(self) -> CodeRange:
+        assert self.locator is not None
+        return self.locator.range(self.node)
+
+    @property
+    def line(self) -> int:
+        return self._range().start.line
+
+    @property
+    def column(self) -> int:
+        return self._range().start.column
+
+    @property
+    def end_line(self) -> int:
+        return self._range().end.line
+
+    @property
+    def end_column(self) -> int:
+        return self._range().end.column
 
 
 @dataclass(eq=False)
 class Binding(Site):
     name: str = ""
     kind: BindingKind = BindingKind.ASSIGN
+    # Takes effect where its node starts (``def``, parameters) instead of where it ends.
+    at_start: bool = False
     # The assigned expression, where there is exactly one (``x = <value>``).
     value: cst.BaseExpression | None = None
     # ``import a.b as c`` binds ``c`` to ``a.b``; other kinds leave it empty.
     imported: str | None = None
+
+    @property
+    def line(self) -> int:
+        """Where the binding takes effect: the end of its statement, or the start of a def."""
+        code_range = self._range()
+        return (code_range.start if self.at_start else code_range.end).line
 
 
 @dataclass(eq=False)
@@ -154,8 +199,10 @@ class ScopeModel:
     mutations: list[Mutation]
     calls: list[Site]
     decorated: list[tuple[Scope, cst.FunctionDef]]
-    positions: Mapping[cst.CSTNode, CodeRange]
+    locator: Locator
     parents: dict[int, cst.CSTNode]
+    entered: dict[int, Order]
+    left: dict[int, Order]
     # Sites grouped by the variable they touch: (id of the owning scope, name).
     bindings_by_variable: dict[tuple[int, str], list[Binding]] = field(default_factory=dict)
     mutations_by_variable: dict[tuple[int, str], list[Mutation]] = field(default_factory=dict)
@@ -202,7 +249,16 @@ class ScopeModel:
         return self.scopes_by_node[id(node)]
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        return self.positions[node]
+        """Lines and columns: costs a pass over the module the first time; use for reporting."""
+        return self.locator.range(node)
+
+    def order(self, node: cst.CSTNode) -> Order:
+        """Where ``node`` starts, for comparisons with sites."""
+        return self.entered[id(node)]
+
+    def order_end(self, node: cst.CSTNode) -> Order:
+        """Where ``node`` ends, for comparisons with sites."""
+        return self.left[id(node)]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
@@ -255,10 +311,11 @@ def mutation_root(expr: cst.BaseExpression) -> tuple[cst.Name | None, tuple[str,
 
 
 class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
     def __init__(self, module: cst.Module, call_names: frozenset[str]) -> None:
         super().__init__()
+        self.events = 0
+        self.entered: dict[int, Order] = {}
+        self.left: dict[int, Order] = {}
         self.module_scope = Scope(ScopeKind.MODULE, module, None, "<module>")
         self.scope = self.module_scope
         self.scopes_by_node: dict[int, Scope] = {id(module): self.module_scope}
@@ -280,27 +337,30 @@ class _Collector(cst.CSTVisitor):
         if self.stack:
             self.parents[id(node)] = self.stack[-1]
         self.stack.append(node)
+        self.entered[id(node)] = self.events
+        self.events += 1
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
         self.stack.pop()
+        self.left[id(original_node)] = self.events
+        self.events += 1
 
-    def _range(self, node: cst.CSTNode) -> CodeRange:
-        return self.get_metadata(PositionProvider, node)
-
-    def _start(self, node: cst.CSTNode) -> Position:
-        start = self._range(node).start
-        return (start.line, start.column)
-
-    def _end(self, node: cst.CSTNode) -> Position:
-        end = self._range(node).end
-        return (end.line, end.column)
+    def finish(self, locator: Locator) -> None:
+        """Give every site its order (ends are known only once the walk has left the node)."""
+        for binding in self.bindings:
+            at = (self.entered if binding.at_start else self.left)[id(binding.node)]
+            binding.start = binding.end = at
+        for site in (*self.reads, *self.mutations, *self.calls):
+            site.start, site.end = self.entered[id(site.node)], self.left[id(site.node)]
+        for site in (*self.bindings, *self.reads, *self.mutations, *self.calls):
+            site.locator = locator
 
     @contextmanager
     def _enter(self, kind: ScopeKind, node: cst.CSTNode, name: str) -> Iterator[Scope]:
         scope = Scope(
-            kind, node, self.scope, name, start=self._start(node), loops=tuple(self.loops)
+            kind, node, self.scope, name, start=self.entered[id(node)], loops=tuple(self.loops)
         )
         self.scope.children.append(scope)
         self.scopes_by_node[id(node)] = scope
@@ -329,11 +389,10 @@ class _Collector(cst.CSTVisitor):
             self.call_names.add(name_node.value)
         self.not_reads.add(id(name_node))
         # A binding takes effect when its statement completes (``x = f(x)`` reads first).
-        position = self._start(site) if at_start else self._end(site)
         self.bindings.append(
             Binding(
-                scope, site, position, position, tuple(self.loops),
-                name=name_node.value, kind=kind, value=value, imported=imported,
+                scope, site, 0, 0, tuple(self.loops), name=name_node.value, kind=kind,
+                value=value, imported=imported, at_start=at_start,
             )
         )  # fmt: skip
 
@@ -363,7 +422,7 @@ class _Collector(cst.CSTVisitor):
             return
         self.mutations.append(
             Mutation(
-                self.scope, site, self._start(site), self._end(site), tuple(self.loops),
+                self.scope, site, 0, 0, tuple(self.loops),
                 name=root.value, root=root, description=description, path=path,
             )
         )  # fmt: skip
@@ -410,7 +469,7 @@ class _Collector(cst.CSTVisitor):
             path, path_node = self._read_path(node)
             self.reads.append(
                 Read(
-                    self.scope, node, self._start(node), self._end(node), tuple(self.loops),
+                    self.scope, node, 0, 0, tuple(self.loops),
                     name=node.value, called=called, path=path, path_node=path_node,
                 )
             )  # fmt: skip
@@ -558,7 +617,7 @@ class _Collector(cst.CSTVisitor):
             # ``x += 1`` reads ``x`` and then rebinds it.
             self.reads.append(
                 Read(
-                    self.scope, target, self._start(target), self._end(target),
+                    self.scope, target, 0, 0,
                     tuple(self.loops), name=target.value,
                 )
             )  # fmt: skip
@@ -636,9 +695,7 @@ class _Collector(cst.CSTVisitor):
         last = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
         # ``partial(jax.jit, ...)(f)``: the callee is itself a call.
         if last in self.call_names or isinstance(func, cst.Call):
-            self.calls.append(
-                Site(self.scope, node, self._start(node), self._end(node), tuple(self.loops))
-            )
+            self.calls.append(Site(self.scope, node, 0, 0, tuple(self.loops)))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             parent = self.stack[-2] if len(self.stack) > 1 else None
@@ -675,9 +732,10 @@ def build_scope_model(module: cst.Module, call_names: frozenset[str]) -> ScopeMo
     ``partial``, ...), so that finding compiled functions later does not walk the tree again.
     """
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)  # cached by the wrapper for the visit below
+    locator = Locator(wrapper)
     collector = _Collector(module, call_names)
-    wrapper.visit(collector)
+    module.visit(collector)
+    collector.finish(locator)
     model = ScopeModel(
         module=module,
         module_scope=collector.module_scope,
@@ -687,8 +745,10 @@ def build_scope_model(module: cst.Module, call_names: frozenset[str]) -> ScopeMo
         mutations=collector.mutations,
         calls=collector.calls,
         decorated=collector.decorated,
-        positions=positions,
+        locator=locator,
         parents=collector.parents,
+        entered=collector.entered,
+        left=collector.left,
     )
     model.index_variables()
     return model

@@ -23,10 +23,10 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
     return Finding(
         code=code,
         message=message,
-        line=read.start[0],
-        column=read.start[1],
-        end_line=read.end[0],
-        end_column=read.end[1],
+        line=read.line,
+        column=read.column,
+        end_line=read.end_line,
+        end_column=read.end_column,
         function=capture.compiled.name,
         name=capture.name,
     )

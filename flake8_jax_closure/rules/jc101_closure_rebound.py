@@ -49,5 +49,5 @@ def check(capture: StaleCapture) -> Finding | None:
         capture,
         CODE,
         f"{subject(capture)} reads closure variable '{capture.name}', "
-        f"rebound at line {site.start[0]} {where(site)}; {STALE}",
+        f"rebound at line {site.line} {where(site)}; {STALE}",
     )

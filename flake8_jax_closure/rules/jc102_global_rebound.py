@@ -47,5 +47,5 @@ def check(capture: StaleCapture) -> Finding | None:
         capture,
         CODE,
         f"{subject(capture)} reads global '{capture.name}', "
-        f"rebound at line {site.start[0]} {where(site)}; {STALE}",
+        f"rebound at line {site.line} {where(site)}; {STALE}",
     )

@@ -46,6 +46,6 @@ def check(capture: StaleCapture) -> Finding | None:
     return finding(
         capture,
         CODE,
-        f"{subject(capture)} reads '{capture.name}', mutated in place at line {site.start[0]} "
+        f"{subject(capture)} reads '{capture.name}', mutated in place at line {site.line} "
         f"{where(site)} ({site.description}); {STALE}",
     )

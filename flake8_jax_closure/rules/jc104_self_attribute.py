@@ -61,5 +61,5 @@ def check(capture: StaleCapture) -> Finding | None:
         capture,
         CODE,
         f"'{compiled.name}' ({compiled.transform}{held}) reads '{capture.name}.{capture.attribute}'"
-        f"{through}, changed at line {site.start[0]} {where(site)} ({site.description}); {STALE}",
+        f"{through}, changed at line {site.line} {where(site)} ({site.description}); {STALE}",
     )
