@@ -63,14 +63,17 @@ def needs_analysis(
         return True  # the real parser reports it
     try:
         walk = _StatementWalk(tree, source, {last_component(n) for n in compile_functions})
-        if not walk.compiled and not walk.holds_self:
+        if not walk.compiled and not walk.held_methods:
             return False
         read = set().union(*(_free_names(function) for function in walk.compiled))
         anywhere, module_code = walk.changes()
         if read & anywhere:
             return True
-        # Compiled code that holds ``self`` (JC104): an attribute change may matter.
-        if (walk.holds_self or read & walk.method_selves) and walk.attribute_mutations:
+        # Compiled code that holds ``self`` (JC104): an attribute it reads (directly, or through
+        # a method or property) changes somewhere.
+        held = [*walk.compiled, *walk.held_methods]
+        attributes = set().union(*(_self_attributes(f, walk.method_selves) for f in held))
+        if attributes & (walk.mutated_attributes | set(walk.methods)):
             return True
         # A change in module code counts only after module code used the compiled function.
         return bool(read & module_code) and walk.module_code_uses_compiled(tree)
@@ -103,19 +106,23 @@ def _first_line(node: ast.AST) -> int:
     return min([d.lineno for d in decorators] or [line])
 
 
-def _has_static_arguments(decorator: ast.expr) -> bool:
-    return any(
-        isinstance(node, ast.keyword) and node.arg in ("static_argnums", "static_argnames")
-        for node in ast.walk(decorator)
-    )
-
-
-def _first_step_is_attribute(expr: ast.expr) -> bool:
-    """``obj.attr = ...``, ``obj.attr[k] = ...``: the step right above the root is an attribute."""
+def _first_attribute(expr: ast.expr) -> list[str]:
+    """``attr`` for ``obj.attr = ...`` or ``obj.attr[k] = ...``: the step right above the root."""
     step = None
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         step, expr = expr, expr.value
-    return isinstance(step, ast.Attribute) and isinstance(expr, ast.Name)
+    return [step.attr] if isinstance(step, ast.Attribute) and isinstance(expr, ast.Name) else []
+
+
+def _self_attributes(function: ast.AST, selves: set[str]) -> set[str]:
+    """Attributes read on a method's ``self`` (any first-parameter name) inside ``function``."""
+    return {
+        node.attr
+        for node in ast.walk(function)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in selves
+    }
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -153,8 +160,9 @@ class _StatementWalk:
         # First parameters of methods, and whether a compiled method with static arguments or
         # a compiled bound method (``jax.jit(self.step)``) holds ``self``.
         self.method_selves: set[str] = set()
-        self.holds_self = False
-        self.attribute_mutations = False
+        self.methods: dict[str, ast.AST] = {}
+        self.held_methods: list[ast.AST] = []  # methods compiled bound: ``jax.jit(self.m)``
+        self.mutated_attributes: set[str] = set()
         self.imported: set[str] = set()
         # Functions around each definition and compile call: only they can own a captured local.
         self._enclosing: list[int] = []
@@ -172,9 +180,9 @@ class _StatementWalk:
             if (
                 isinstance(first, ast.Attribute)
                 and isinstance(first.value, ast.Name)
-                and first.value.id not in self.imported  # jax.jit(jnp.sin) holds no object
+                and first.attr in self.methods  # jax.jit(jnp.sin) holds no object
             ):
-                self.holds_self = True
+                self.held_methods.append(self.methods[first.attr])
             for argument in [*call.args, *(k.value for k in call.keywords)]:
                 for inner in ast.walk(argument):
                     if isinstance(inner, ast.Lambda):
@@ -292,7 +300,7 @@ class _StatementWalk:
             root = _root(target.value)
             if root is not None:
                 self.mutations.append((root, scope, self._line(node, module, in_loop)))
-                self.attribute_mutations |= _first_step_is_attribute(target)
+                self.mutated_attributes.update(_first_attribute(target))
 
     def _search(
         self, parts: Iterable[ast.AST | None], first: int, last: int, calls: list[ast.Call]
@@ -331,11 +339,7 @@ class _StatementWalk:
                         arguments = [*method.args.posonlyargs, *method.args.args]
                         if arguments:
                             self.method_selves.add(arguments[0].arg)
-                        if any(
-                            _mentions(d, self.names) and _has_static_arguments(d)
-                            for d in method.decorator_list
-                        ):
-                            self.holds_self = True
+                        self.methods[method.name] = method
                 self._body(node.body, id(node), False, False, calls)
                 return
             self.definitions.setdefault(node.name, []).append(node)
@@ -425,7 +429,7 @@ class _StatementWalk:
                 root = _root(func.value)
                 if root is not None:
                     self.mutations.append((root, scope, self._line(node, module, in_loop)))
-                    self.attribute_mutations |= _first_step_is_attribute(func.value)
+                    self.mutated_attributes.update(_first_attribute(func.value))
 
 
 def _scope_body(scope: ast.AST) -> list[ast.AST]:
