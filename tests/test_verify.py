@@ -200,3 +200,9 @@ def test_pytest_plugin_is_off_by_default_and_fails_stale_tests(tmp_path: Path) -
         in completed.stdout
     )
     assert "it reads 'SCALE'" in completed.stdout
+
+
+@pytest.mark.parametrize("fixture", ["JC104_runnable_faq.py", "JC104_runnable_closure.py"])
+def test_jc104_fixes_are_confirmed(fixture: str) -> None:
+    options = ("--unsafe-fixes",) if fixture == "JC104_runnable_faq.py" else ()
+    assert verdicts(FIXTURES / fixture, *options) == ["confirmed"]
