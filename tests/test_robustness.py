@@ -20,6 +20,9 @@ hypothesis = pytest.importorskip("hypothesis")
 hypothesmith = pytest.importorskip("hypothesmith")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 
+# Generated programs are compiled to check they are valid; their own oddities warn.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
 EVERYTHING = Settings(prefilter=False, unsafe_fixes=True)
 # Makes every generated program worth analysing: it names a compile transform.
 PRELUDE = "import jax\n\n\n@jax.jit\ndef _probe(x):\n    return x\n\n\n"
