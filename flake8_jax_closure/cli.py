@@ -217,9 +217,12 @@ def check_file(path: str, settings: Settings, source: Source | None = None) -> F
 def fix_file(
     path: str, settings: Settings, source: Source | None = None, write: bool = True
 ) -> FileResult:
+    """Fix one file. A ``source`` handed in (an editor's buffer on stdin) is never written:
+    ``path`` then only names it for messages and configuration, as in ruff and flake8."""
     from .engine import SourceSyntaxError, fix_source
 
     result = FileResult(path)
+    write = write and source is None
     try:
         source = source or read_source(path)
         outcome = fix_source(source.text, settings)
@@ -235,7 +238,7 @@ def fix_file(
                     tofile=_diff_name("b", path),
                 )
             )
-            if write and path != "-":
+            if write:
                 write_source(source, outcome.source)
     except SourceError as error:
         result.error = str(error)

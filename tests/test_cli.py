@@ -91,6 +91,26 @@ def test_fix_stdin_prints_fixed_source_only() -> None:
     assert code == 0
 
 
+@pytest.mark.parametrize("on_disk", ["same", "unsaved edits", "absent"])
+def test_fix_stdin_never_writes_the_named_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_disk: str
+) -> None:
+    """Editors format-on-save through ``fix - --stdin-filename``: the buffer goes to stdout and
+    the file behind it (saved, with unsaved edits in the editor, or not yet created) is never
+    touched."""
+    monkeypatch.chdir(tmp_path)
+    disk = {"same": SEED, "unsaved edits": SEED + "# saved earlier\n", "absent": None}[on_disk]
+    if disk is not None:
+        (tmp_path / "model.py").write_text(disk, encoding="utf-8")
+    code, out, err = run("fix", "-", "--stdin-filename", "model.py", stdin=SEED)
+    assert (code, out) == (0, SEED_FIXED), err
+    if disk is None:
+        assert not (tmp_path / "model.py").exists()
+    else:
+        assert (tmp_path / "model.py").read_text(encoding="utf-8") == disk
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if disk is None else ["model.py"])
+
+
 def test_fix_stdin_without_findings_echoes_source() -> None:
     source = "import jax\n\nf = jax.jit(abs)\n"
     assert run("fix", "-", stdin=source)[1] == source
