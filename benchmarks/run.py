@@ -88,8 +88,9 @@ def count_lines(target: Path) -> tuple[int, int]:
 def libcst_files(target: Path) -> int:
     """Files that pass both cheap passes and so need the libcst analysis."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from flake8_jax_closure.engine import _mentions_compile
     from flake8_jax_closure.prefilter import needs_analysis
+
+    from flake8_jax_closure.engine import _mentions_compile
     from flake8_jax_closure.settings import Settings
 
     settings = Settings()

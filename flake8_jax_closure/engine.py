@@ -1,64 +1,57 @@
-"""Analyse source text: findings (and their fixes) for one file, with no I/O of its own."""
+"""Analyse source text: findings (and their fixes) for one file, with no I/O of its own.
+
+The analysis reads the standard ``ast`` tree (flake8 hands us its own); libcst is imported only
+to rewrite: by ``fix``, and by outputs that carry a fix's edits.
+"""
 
 from __future__ import annotations
 
 import ast
-import re
-import sys
-from collections.abc import Iterator
+import gc
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from itertools import chain
+from dataclasses import dataclass, field, replace
 
-import libcst as cst
-
-from .compiled import CompiledFunctionFinder
+from .analysis import ModuleAnalysis, analyse
+from .analysis.captures import StaleCapture
+from .analysis.compiled import may_compile
 from .diagnostics import Applicability, Finding, Fix
-from .fix import FixPlanner, FunctionFix, NoFix, apply_fixes, text_edits
-from .methods import MethodCaptureAnalysis
-from .model import CaptureAnalysis, StaleCapture
-from .names import PASSTHROUGH_TRANSFORMS, last_component
+from .fix.plan import FixPlanner, FunctionFix, NoFix
 from .noqa import is_suppressed
-from .prefilter import needs_analysis
+from .positions import SourceLines
 from .rules import ANALYSIS_FAILED, RULES
-from .scopes import build_scope_model
 from .settings import Settings
 
 
 class SourceSyntaxError(Exception):
-    """The source does not parse; nothing is reported or changed for it."""
+    """The source does not parse; nothing is reported or changed for it. Carries Python's own
+    message and position (1-based line and column)."""
 
-
-def call_names(settings: Settings) -> frozenset[str]:
-    return frozenset(
-        last_component(name) for name in settings.compile_functions | PASSTHROUGH_TRANSFORMS
-    )
-
-
-def _mentions_compile(source: str, settings: Settings) -> bool:
-    """Cheap first pass: a file that never names a compile transform has nothing to report."""
-    names = sorted({last_component(name) for name in settings.compile_functions})
-    return re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", source) is not None
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
 
 
 @contextmanager
-def _deep_recursion(limit: int = 20_000) -> Iterator[None]:
-    """libcst walks trees recursively, several frames per nesting level; code nested a few
-    hundred levels deep (which CPython accepts) needs more than the default 1,000 frames.
-    Python-to-Python calls do not grow the C stack, so a higher limit is safe here."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, limit))
+def _paused_gc() -> Iterator[None]:
+    """Trees are large and acyclic: reference counting frees them, and the cyclic collector
+    walking them over and over during the analysis would triple its cost."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        sys.setrecursionlimit(previous)
+        if enabled:
+            gc.enable()
 
 
-def parse(source: str) -> cst.Module:
+def parse_tree(source: str) -> ast.Module:
     try:
-        with _deep_recursion():
-            return cst.parse_module(source)
-    except (cst.ParserSyntaxError, RecursionError) as error:
+        return ast.parse(source)
+    except SyntaxError as error:
+        message = error.msg or "invalid syntax"
+        raise SourceSyntaxError(message, error.lineno or 1, error.offset or 1) from error
+    except (ValueError, RecursionError, MemoryError) as error:
         raise SourceSyntaxError(_one_line(error)) from error
 
 
@@ -66,45 +59,10 @@ def parse(source: str) -> cst.Module:
 class Analysis:
     """Findings of one module, each with its fix (or the reason there is none)."""
 
-    module: cst.Module
+    source: str
     findings: list[Finding]
-    fixes: dict[int, FunctionFix]  # id(finding) -> the fix of its compiled function
-
-
-def analyse_module(module: cst.Module, settings: Settings, with_edits: bool = True) -> Analysis:
-    """Findings with their fixes. ``with_edits`` computes each fix's text edits, which costs one
-    rewrite of the module per fixed function: outputs that show no edits skip it."""
-    model = build_scope_model(module, call_names(settings))
-    sites = CompiledFunctionFinder(model, settings.compile_functions).find()
-    by_function: dict[int, list[tuple[StaleCapture, Finding]]] = {}
-    captures = CaptureAnalysis(model)
-    methods = MethodCaptureAnalysis(model, captures, settings.compile_functions)
-    for capture in chain(captures.stale_captures(sites), methods.stale_captures(sites)):
-        for rule in RULES:
-            found = rule.check(capture)
-            if found is not None:
-                by_function.setdefault(id(capture.compiled.function), []).append((capture, found))
-                break
-    planner = FixPlanner(model, sites)
-    findings: list[Finding] = []
-    fixes: dict[int, FunctionFix] = {}
-    for group in by_function.values():
-        try:
-            plan = planner.plan([capture for capture, _ in group])
-        except NoFix as reason:
-            findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
-            continue
-        edits = text_edits(module.code, apply_fixes(module, [plan])) if with_edits else ()
-        fix = Fix(plan.applicability, plan.description, edits)
-        for _, found in group:
-            if found.name in plan.declined:
-                findings.append(replace(found, no_fix_reason=plan.declined[found.name]))
-                continue
-            with_fix = replace(found, fix=fix)
-            findings.append(with_fix)
-            fixes[id(with_fix)] = plan
-    findings.sort(key=Finding.sort_key)
-    return Analysis(module, findings, fixes)
+    # id(finding) -> the plan of its compiled function's fix
+    plans: dict[int, FunctionFix] = field(default_factory=dict)
 
 
 def analysis_failed(error: BaseException) -> Finding:
@@ -118,37 +76,79 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
+def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
+    """Each stale capture as a finding of the first rule that claims it, with its fix plan."""
+    groups: dict[int, list[tuple[StaleCapture, Finding]]] = {}
+    for capture in module.captures:
+        for rule in RULES:
+            found = rule.check(capture)
+            if found is not None:
+                groups.setdefault(id(capture.compiled.function), []).append((capture, found))
+                break
+    planner = FixPlanner(module.facts, source, module.compiled)
+    analysis = Analysis(source.text, [])
+    for group in groups.values():
+        captures = [capture for capture, _ in group]
+        try:
+            plan = planner.plan(captures)
+        except NoFix as reason:
+            analysis.findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
+            continue
+        fix = Fix(plan.applicability, plan.description, ())
+        for capture, found in group:
+            declined = plan.declined.get((found.name, capture.attribute))
+            if declined is not None:
+                analysis.findings.append(replace(found, no_fix_reason=declined))
+                continue
+            with_fix = replace(found, fix=fix)
+            analysis.findings.append(with_fix)
+            analysis.plans[id(with_fix)] = plan
+    return analysis
+
+
+def _to_characters(finding: Finding, source: SourceLines) -> Finding:
+    """``ast`` counts columns in UTF-8 bytes; findings count characters."""
+    return replace(
+        finding,
+        column=source.character(finding.line, finding.column),
+        end_column=source.character(finding.end_line, finding.end_column),
+    )
+
+
 def _analyse_selected(
-    source: str,
-    settings: Settings,
-    honour_noqa: bool,
-    with_edits: bool = True,
-    tree: ast.Module | None = None,
+    source: str, settings: Settings, honour_noqa: bool, tree: ast.Module | None
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
     Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
     becomes one JC900 finding, never an exception.
     """
-    if not _mentions_compile(source, settings):
+    if not may_compile(source, settings.compile_functions):
         return None
-    if settings.prefilter and not needs_analysis(source, settings.compile_functions, tree):
-        return None
-    module = parse(source)
-    try:
-        with _deep_recursion():
-            analysis = analyse_module(module, settings, with_edits)
-    except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going
-        analysis = Analysis(module, [analysis_failed(error)], {})
-    except RecursionError as error:
-        analysis = Analysis(module, [analysis_failed(error)], {})
-    lines = source.splitlines()
-    analysis.findings = [
-        f
-        for f in analysis.findings
-        if settings.is_selected(f.code) and not (honour_noqa and is_suppressed(f, lines))
-    ]
-    return analysis
+    lines = SourceLines(source)
+    with _paused_gc():
+        if tree is None:
+            tree = parse_tree(source)
+        try:
+            analysis = _findings(analyse(tree, source, settings.compile_functions), lines)
+        except RecursionError as error:
+            analysis = Analysis(source, [analysis_failed(error)])
+        except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going
+            analysis = Analysis(source, [analysis_failed(error)])
+    kept: list[Finding] = []
+    plans: dict[int, FunctionFix] = {}
+    for finding in analysis.findings:
+        plan = analysis.plans.get(id(finding))
+        finding = _to_characters(finding, lines)
+        if not settings.is_selected(finding.code):
+            continue
+        if honour_noqa and is_suppressed(finding, lines.lines):
+            continue
+        kept.append(finding)
+        if plan is not None:
+            plans[id(finding)] = plan
+    kept.sort(key=Finding.sort_key)
+    return Analysis(source, kept, plans)
 
 
 def check_source(
@@ -161,11 +161,39 @@ def check_source(
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
-    ``tree``, the source's ``ast`` when the caller has it, saves the pre-pass a parse.
+    ``tree``, the source's ``ast`` when the caller has it (flake8), saves a parse.
+    ``with_edits`` computes each fix's edits, which needs libcst; text output does without.
     """
+    analysis = _analyse_selected(source, settings, honour_noqa, tree)
+    if analysis is None:
+        return []
     edits = settings.with_edits if with_edits is None else with_edits
-    analysis = _analyse_selected(source, settings, honour_noqa, edits, tree)
-    return analysis.findings if analysis is not None else []
+    if edits and analysis.plans:
+        return _with_edits(analysis)
+    return analysis.findings
+
+
+def _with_edits(analysis: Analysis) -> list[Finding]:
+    from .fix.rewrite import RewriteError, apply_fixes, edits_by_fix, parse
+
+    plans = list({id(plan): plan for plan in analysis.plans.values()}.values())
+    try:
+        module = parse(analysis.source)
+        fixed = apply_fixes(module, plans)
+    except RewriteError as error:
+        reason = f"the file cannot be rewritten: {error}"
+        return [
+            replace(f, fix=None, no_fix_reason=reason) if id(f) in analysis.plans else f
+            for f in analysis.findings
+        ]
+    edits = edits_by_fix(analysis.source, fixed, plans)
+    result = []
+    for finding in analysis.findings:
+        plan = analysis.plans.get(id(finding))
+        if plan is not None and finding.fix is not None:
+            finding = replace(finding, fix=replace(finding.fix, edits=edits[id(plan)]))
+        result.append(finding)
+    return result
 
 
 @dataclass
@@ -180,7 +208,7 @@ def fix_source(source: str, settings: Settings) -> FixResult:
 
     The result is checked to parse; a fix that would not is dropped, never written.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa=True, with_edits=False)
+    analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None)
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
@@ -188,7 +216,7 @@ def fix_source(source: str, settings: Settings) -> FixResult:
     fixed: list[Finding] = []
     remaining: list[Finding] = []
     for finding in analysis.findings:
-        plan = analysis.fixes.get(id(finding))
+        plan = analysis.plans.get(id(finding))
         if plan is not None and finding.fix is not None and finding.fix.applicability in wanted:
             chosen[id(plan)] = plan
             fixed.append(finding)
@@ -196,13 +224,23 @@ def fix_source(source: str, settings: Settings) -> FixResult:
             remaining.append(finding)
     if not chosen:
         return FixResult(source, [], remaining)
-    with _deep_recursion():
-        new_source = apply_fixes(analysis.module, chosen.values())
-    try:
-        compile(new_source, "<fixed>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError):
+    new_source = apply_plans(source, list(chosen.values()))
+    if new_source is None:
         return FixResult(source, [], analysis.findings)
     return FixResult(new_source, fixed, remaining)
+
+
+def apply_plans(source: str, plans: Sequence[FunctionFix]) -> str | None:
+    """The source with the plans applied, or None when the result would not parse."""
+    from .fix.rewrite import RewriteError, apply_fixes, deep_recursion, parse
+
+    try:
+        with deep_recursion():
+            new_source = apply_fixes(parse(source), plans)
+        compile(new_source, "<fixed>", "exec", dont_inherit=True)
+    except (RewriteError, SyntaxError, ValueError, RecursionError):
+        return None
+    return new_source
 
 
 def _one_line(error: BaseException) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from .analysis.names import COMPILE_FUNCTIONS
 from .instrument import FunctionRecord, Recorder, install
-from .names import COMPILE_FUNCTIONS
 
 _RECORDER_KEY = pytest.StashKey[Recorder]()
 

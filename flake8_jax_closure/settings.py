@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .names import COMPILE_FUNCTIONS
+from .analysis.names import COMPILE_FUNCTIONS
 
 
 @dataclass(frozen=True)

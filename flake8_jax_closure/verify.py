@@ -8,6 +8,7 @@ The user's file changes only with ``write``, and only when every exercised findi
 
 from __future__ import annotations
 
+import ast
 import enum
 import json
 import os
@@ -18,12 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import libcst as cst
-
-from .compiled import CompiledFunctionFinder
+from .analysis.compiled import CompiledFunctionFinder
+from .analysis.scopes import Facts
 from .diagnostics import Finding
-from .engine import SourceSyntaxError, call_names, check_source, fix_source, parse
-from .scopes import build_scope_model
+from .engine import SourceSyntaxError, check_source, fix_source, parse_tree
 from .settings import Settings
 
 
@@ -89,16 +88,15 @@ class VerifyOptions:
 
 def compiled_first_lines(source: str, settings: Settings) -> list[tuple[int, int, int]]:
     """(first line as Python reports it, start line, end line) of each compiled function."""
-    module = parse(source)
-    model = build_scope_model(module, call_names(settings))
+    tree = parse_tree(source)
+    finder = CompiledFunctionFinder(Facts(tree, source), settings.compile_functions)
     spans: dict[int, tuple[int, int, int]] = {}
-    for site in CompiledFunctionFinder(model, settings.compile_functions).find():
+    for site in finder.find():
         function = site.function
-        position = model.position(function)
-        first = position.start.line
-        if isinstance(function, cst.FunctionDef) and function.decorators:
-            first = model.position(function.decorators[0]).start.line
-        spans[id(function)] = (first, position.start.line, position.end.line)
+        first = function.lineno
+        if not isinstance(function, ast.Lambda) and function.decorator_list:
+            first = function.decorator_list[0].lineno
+        spans[id(function)] = (first, function.lineno, function.end_lineno or function.lineno)
     return sorted(spans.values())
 
 

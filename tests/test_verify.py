@@ -127,7 +127,7 @@ def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path:
         source.replace('print("nothing compiled was called")', "raise RuntimeError('broken')")
     )
     code, out, err = verify(str(crash))
-    assert code == 1 and "original program error: RuntimeError: broken (line 19)" in out
+    assert code == 1 and "original program error: RuntimeError: broken (line 18)" in out
     assert "Traceback" not in out + err
     hang = tmp_path / "hang.py"
     hang.write_text(

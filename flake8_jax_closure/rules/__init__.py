@@ -15,7 +15,7 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
+    from ..analysis.captures import StaleCapture
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Finding
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
-    from ..scopes import Site
+    from ..analysis.captures import StaleCapture
+    from ..analysis.scopes import Site
 
 STALE = "compiled calls keep the value from the first trace"
 
@@ -19,14 +19,17 @@ def where(site: Site) -> str:
 
 
 def finding(capture: StaleCapture, code: str, message: str) -> Finding:
+    """The finding at the first read (columns in UTF-8 bytes, as ``ast`` counts them; the
+    engine converts them to characters)."""
     read = capture.first_read
+    (line, column), (end_line, end_column) = read.start, read.end
     return Finding(
         code=code,
         message=message,
-        line=read.line,
-        column=read.column,
-        end_line=read.end_line,
-        end_column=read.end_column,
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
         function=capture.compiled.name,
         name=capture.name,
     )

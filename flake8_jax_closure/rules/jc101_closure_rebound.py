@@ -35,7 +35,7 @@ from ..diagnostics import Finding
 from ._common import STALE, finding, subject, where
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
+    from ..analysis.captures import StaleCapture
 
 CODE = "JC101"
 SUMMARY = "compiled function reads a closure variable that is rebound after tracing"

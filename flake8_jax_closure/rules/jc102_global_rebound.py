@@ -33,7 +33,7 @@ from ..diagnostics import Finding
 from ._common import STALE, finding, subject, where
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
+    from ..analysis.captures import StaleCapture
 
 CODE = "JC102"
 SUMMARY = "compiled function reads a module global that is rebound after tracing"

@@ -33,7 +33,7 @@ from ..diagnostics import Finding
 from ._common import STALE, finding, subject, where
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
+    from ..analysis.captures import StaleCapture
 
 CODE = "JC103"
 SUMMARY = "compiled function reads an object that is mutated in place after tracing"

@@ -42,7 +42,7 @@ from ..diagnostics import Finding
 from ._common import STALE, finding, where
 
 if TYPE_CHECKING:
-    from ..model import StaleCapture
+    from ..analysis.captures import StaleCapture
 
 CODE = "JC104"
 SUMMARY = "compiled code holds self and reads an attribute that changes after tracing"

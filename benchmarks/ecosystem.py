@@ -1,0 +1,279 @@
+"""Ecosystem check: run the linter over pinned real JAX projects and judge what it reports.
+
+    python benchmarks/ecosystem.py prepare --dest DIR [--mirrors DIR]
+    python benchmarks/ecosystem.py run --checkouts DIR [--save FILE] [--baseline FILE]
+
+``prepare`` exports every project of ``ecosystem/projects.txt`` at its pinned commit into
+``DIR/owner+name`` (from ``git clone`` of GitHub, or from bare mirrors ``MIRRORS/owner+name/repo``),
+keeping Python files and turning Jupyter notebooks into scripts (code cells in order, IPython
+magics commented out), since notebooks are where much JAX user code lives.
+
+``run`` runs ``flake8-jax-closure check --format json`` on each project, and compares the findings
+with the judgements in ``ecosystem/judgements.csv`` (project, path, line, code, name, verdict,
+reason; verdict ``real`` or ``false``). It prints a Markdown report: files, lines and findings per
+project, precision over the judged findings, the findings nobody has judged yet (to be read and
+judged by hand), and with ``--baseline`` the findings that appeared or vanished since a saved run.
+
+The projects' sources are never committed: only the list, the commits and the judgements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "ecosystem"
+PROJECTS = HERE / "projects.txt"
+JUDGEMENTS = HERE / "judgements.csv"
+JUDGEMENT_FIELDS = ("project", "path", "line", "code", "name", "verdict", "reason")
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str  # owner/name on GitHub
+    commit: str
+
+    @property
+    def folder(self) -> str:
+        return self.name.replace("/", "+")
+
+
+@dataclass(frozen=True)
+class Found:
+    project: str
+    path: str
+    line: int
+    code: str
+    name: str
+    message: str
+
+    @property
+    def key(self) -> tuple[str, str, int, str, str]:
+        return (self.project, self.path, self.line, self.code, self.name)
+
+
+def read_projects(path: Path = PROJECTS) -> list[Project]:
+    projects = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, commit = line.split()
+            projects.append(Project(name, commit))
+    return projects
+
+
+# -- prepare ----------------------------------------------------------------------------------
+
+
+def notebook_to_script(raw: bytes) -> str | None:
+    """The code cells of a notebook as one script; magics and shell lines become comments."""
+    try:
+        notebook = json.loads(raw)
+        cells = notebook["cells"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    chunks = []
+    for number, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        lines = [
+            f"# {line}" if line.lstrip().startswith(("%", "!")) else line
+            for line in text.splitlines()
+        ]
+        chunks.append(f"# %% cell {number}\n" + "\n".join(lines) + "\n")
+    return "\n".join(chunks)
+
+
+def _sources(git_dir: Path, commit: str) -> Iterable[tuple[str, bytes]]:
+    """(path, content) of every ``.py`` and ``.ipynb`` file at ``commit``; blobs missing from a
+    partial mirror (large files) are skipped."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    wanted = []
+    for entry in listing.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob" and path.endswith((b".py", b".ipynb")):
+            wanted.append((path.decode("utf-8", "replace"), parts[2].decode()))
+    batch = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+        input="".join(f"{sha}\n" for _, sha in wanted).encode(),
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    position = 0
+    for path, _ in wanted:
+        header_end = batch.index(b"\n", position)
+        header = batch[position:header_end].split()
+        position = header_end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        yield path, batch[position : position + size]
+        position += size + 1
+
+
+def _git_dir(project: Project, mirrors: Path | None, scratch: Path) -> Path:
+    if mirrors is not None:
+        git_dir = mirrors / project.folder / "repo"
+        return git_dir / ".git" if (git_dir / ".git").is_dir() else git_dir
+    url = f"https://github.com/{project.name}.git"
+    subprocess.run(["git", "clone", "-q", "--bare", url, str(scratch)], check=True)
+    return scratch
+
+
+def prepare(projects: Iterable[Project], dest: Path, mirrors: Path | None) -> None:
+    for project in projects:
+        target = dest / project.folder
+        if target.exists():
+            print(f"{project.name}: already there", file=sys.stderr)
+            continue
+        with tempfile.TemporaryDirectory() as scratch:
+            git_dir = _git_dir(project, mirrors, Path(scratch) / "clone")
+            for name, data in _sources(git_dir, project.commit):
+                if ".." in Path(name).parts:
+                    continue
+                out = target / name
+                if name.endswith(".ipynb"):
+                    script = notebook_to_script(data)
+                    if script is None:
+                        continue
+                    out, data = target / f"{name}.py", script.encode("utf-8")
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(data)
+        print(f"{project.name}: exported {project.commit[:12]}", file=sys.stderr)
+
+
+# -- run --------------------------------------------------------------------------------------
+
+
+def _count(folder: Path) -> tuple[int, int]:
+    files = lines = 0
+    for path in folder.rglob("*.py"):
+        files += 1
+        with open(path, "rb") as handle:
+            lines += sum(1 for _ in handle)
+    return files, lines
+
+
+def check_project(tool: list[str], project: Project, folder: Path) -> list[Found]:
+    command = [*tool, "check", "--format", "json", "--no-cache", "--exit-zero", "."]
+    completed = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    if completed.returncode not in (0, 2) or not completed.stdout.strip():
+        raise SystemExit(f"{project.name}: the linter failed:\n{completed.stderr}")
+    found = []
+    for item in json.loads(completed.stdout):
+        path = os.path.normpath(item["filename"])
+        found.append(
+            Found(project.name, path, item["line"], item["code"], item.get("name", ""),
+                  item["message"])
+        )  # fmt: skip
+    return found
+
+
+def read_judgements(
+    path: Path = JUDGEMENTS,
+) -> dict[tuple[str, str, int, str, str], dict[str, str]]:
+    if not path.exists():
+        return {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {
+            (row["project"], row["path"], int(row["line"]), row["code"], row["name"]): row
+            for row in csv.DictReader(handle)
+        }
+
+
+def report(
+    projects: list[Project],
+    sizes: dict[str, tuple[int, int]],
+    found: list[Found],
+    judgements: dict[tuple[str, str, int, str, str], dict[str, str]],
+    baseline: list[Found] | None,
+) -> str:
+    out = ["| project | files | lines | findings | real | false | unjudged |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    totals = [0, 0, 0, 0, 0, 0]
+    for project in projects:
+        mine = [f for f in found if f.project == project.name]
+        verdicts = [judgements.get(f.key, {}).get("verdict") for f in mine]
+        row = [*sizes[project.name], len(mine), verdicts.count("real"), verdicts.count("false"),
+               verdicts.count(None)]  # fmt: skip
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+        out.append(f"| {project.name} | " + " | ".join(f"{n:,}" for n in row) + " |")
+    out.append("| **all** | " + " | ".join(f"{n:,}" for n in totals) + " |")
+    real, false = totals[3], totals[4]
+    precision = f"{real / (real + false):.0%}" if real + false else "n/a"
+    out.append(f"\nPrecision over judged findings: {precision} ({real} real, {false} false alarms)")
+    unjudged = [f for f in found if f.key not in judgements]
+    if unjudged:
+        out.append("\nUnjudged findings (read the code, then add a row to judgements.csv):")
+        out.extend(f"- {f.project} {f.path}:{f.line} {f.code} {f.message}" for f in unjudged)
+    current = {f.key for f in found}
+    missing = [row for key, row in judgements.items() if row["verdict"] == "real"
+               and key not in current and key[0] in {p.name for p in projects}]  # fmt: skip
+    if missing:
+        out.append("\nReal hazards no longer found:")
+        out.extend(f"- {r['project']} {r['path']}:{r['line']} {r['code']} {r['name']}"
+                   for r in missing)  # fmt: skip
+    if baseline is not None:
+        before = {f.key: f for f in baseline}
+        appeared = [f for f in found if f.key not in before]
+        vanished = [f for key, f in before.items() if key not in current]
+        out.append(f"\nAgainst the baseline: {len(appeared)} appeared, {len(vanished)} vanished")
+        for label, items in (("appeared", appeared), ("vanished", vanished)):
+            for f in items:
+                verdict = judgements.get(f.key, {}).get("verdict", "unjudged")
+                out.append(f"- {label} ({verdict}): {f.project} {f.path}:{f.line} {f.code} "
+                           f"'{f.name}'")  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    prep = commands.add_parser("prepare", help="export the pinned projects")
+    prep.add_argument("--dest", type=Path, required=True)
+    prep.add_argument("--mirrors", type=Path, help="bare mirrors: MIRRORS/owner+name/repo")
+    run = commands.add_parser("run", help="check the projects and compare with the judgements")
+    run.add_argument("--checkouts", type=Path, required=True)
+    run.add_argument(
+        "--tool", default="flake8-jax-closure", help="command to run (split on spaces)"
+    )
+    run.add_argument("--save", type=Path, help="write the findings as JSON, for a later baseline")
+    run.add_argument("--baseline", type=Path, help="findings saved by an earlier --save")
+    run.add_argument("--only", nargs="*", help="owner/name of the projects to check")
+    args = parser.parse_args(argv)
+    projects = read_projects()
+    if args.command == "prepare":
+        prepare(projects, args.dest, args.mirrors)
+        return 0
+    if args.only:
+        projects = [p for p in projects if p.name in args.only]
+    found: list[Found] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    for project in projects:
+        folder = args.checkouts / project.folder
+        sizes[project.name] = _count(folder)
+        found.extend(check_project(args.tool.split(), project, folder))
+    if args.save:
+        args.save.write_text(json.dumps([f.__dict__ for f in found], indent=1), encoding="utf-8")
+    baseline = None
+    if args.baseline:
+        baseline = [Found(**item) for item in json.loads(args.baseline.read_text("utf-8"))]
+    sys.stdout.write(report(projects, sizes, found, read_judgements(), baseline))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,373 @@
+"""Which code runs what, in module order: where a function is called or handed on, and where a
+compiled object (or anything made from it) is called or handed on.
+
+Code runs in *drivers*: the module's own statements, or the body of a function, lambda or
+method. An event is something happening at a place in a driver's straight-line code: *run*
+(the thing happens there, during that statement) or *escape* (a function or object is handed to
+code this module cannot see, which may run it at any later time). A function's events in its
+callers are found by name: ``f(...)`` runs it, any other use of ``f`` hands it on; a method's by
+attribute name (``obj.step(...)``); a module-level function or a method that nothing in the
+module names is called from outside, after the module ran (``outside``).
+
+What is made from a compiled object counts as the object: an alias (``g = f``), a transform of
+it (``jax.value_and_grad(f)``, ``jax.vmap(f)``, ``partial(f, ...)``), what a factory returns
+(``step = make_step()`` when ``make_step`` returns its compiled function). A later rebinding of
+the name in the same straight-line code is a new object: uses after it do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+from .compiled import CompiledFunction, Form
+from .names import COMPILE_FUNCTIONS, PARTIAL, PASSTHROUGH_TRANSFORMS
+from .scopes import BindingKind, Facts, Pos, Read, Scope, ScopeKind
+
+# Dunder methods Python calls by itself: nothing in the module needs to name them.
+_IMPLICIT = frozenset(
+    {"__call__", "__getitem__", "__setitem__", "__iter__", "__next__", "__enter__", "__exit__",
+     "__len__", "__contains__", "__add__", "__mul__", "__matmul__", "__repr__", "__str__",
+     "__hash__", "__eq__", "__getattr__", "__get__", "__set__", "__del__"}
+)  # fmt: skip
+# Decorators that keep the function to themselves (they may wrap it, but hand it to nobody).
+_HARMLESS_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "property", "wraps", "cache", "lru_cache",
+     "cached_property", "abstractmethod", "overload", "partial"}
+)  # fmt: skip
+CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+_TRANSFORMS = PASSTHROUGH_TRANSFORMS | COMPILE_FUNCTIONS | {PARTIAL}
+
+
+class EventKind(enum.Enum):
+    RUN = "run"
+    ESCAPE = "escape"
+
+
+@dataclass(frozen=True, eq=False)
+class Event:
+    driver: Scope = field(repr=False)
+    at: Pos
+    loops: tuple[ast.AST, ...] = field(repr=False)
+    kind: EventKind
+    # For a call or escape of a function that does the thing: that function.
+    via: Scope | None = field(default=None, repr=False)
+
+
+@dataclass
+class Reach:
+    """Everywhere something happens: events by driver, and whether outside code can do it."""
+
+    events: list[Event] = field(default_factory=list)
+    outside: bool = False
+
+    def in_driver(self, driver: Scope) -> list[Event]:
+        return [e for e in self.events if e.driver is driver]
+
+    @property
+    def escapes(self) -> bool:
+        return self.outside or any(e.kind is EventKind.ESCAPE for e in self.events)
+
+
+def level(
+    scope: Scope, at: Pos, loops: tuple[ast.AST, ...]
+) -> tuple[Scope, Pos, tuple[ast.AST, ...]]:
+    """The driver whose straight-line code runs a site, and where: class bodies and
+    comprehensions run where they stand in the code around them."""
+    while scope.kind in (ScopeKind.COMPREHENSION, ScopeKind.CLASS) and scope.parent is not None:
+        at, loops = scope.start, scope.loops
+        scope = scope.parent
+    return scope, at, loops
+
+
+def event_at(
+    site_scope: Scope, node: ast.AST, loops: tuple[ast.AST, ...], kind: EventKind
+) -> Event:
+    at = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    driver, at, loops = level(site_scope, at, loops)
+    return Event(driver, at, loops, kind)
+
+
+@dataclass
+class Uses:
+    """Where a function runs or escapes, as seen from the code that names it."""
+
+    events: list[Event] = field(default_factory=list)
+    outside: bool = False
+
+
+class CallGraph:
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self._uses: dict[int, Uses] = {}
+
+    # -- functions -------------------------------------------------------------------------------
+
+    def uses_of_function(self, function: Scope) -> Uses:
+        cached = self._uses.get(id(function))
+        if cached is None:
+            cached = self._function_uses(function)
+            self._uses[id(function)] = cached
+        return cached
+
+    def _function_uses(self, function: Scope) -> Uses:
+        facts = self.facts
+        node = function.node
+        parent = function.parent
+        assert parent is not None
+        if function.kind is ScopeKind.LAMBDA:
+            holder = facts.parent(node)
+            if isinstance(holder, ast.Assign) and _single_name(holder) is not None:
+                return self._named_uses(function, _single_name(holder) or "", parent.function())
+            return Uses([event_at(parent, node, function.loops, EventKind.ESCAPE)])
+        if function.kind is not ScopeKind.FUNCTION:
+            return Uses()
+        uses = Uses()
+        decorators = getattr(node, "decorator_list", [])
+        if any(not self._is_compile_or_known(parent, d) for d in decorators):
+            # ``@app.route``, ``@register``: handed to code this module cannot see.
+            uses.events.append(event_at(parent, node, function.loops, EventKind.ESCAPE))
+        if parent.kind is ScopeKind.CLASS:
+            method = self._method_uses(function, parent, decorators)
+            uses.events.extend(method.events)
+            uses.outside = method.outside
+            return uses
+        named = self._named_uses(function, function.name, parent)
+        uses.events.extend(named.events)
+        uses.outside = named.outside
+        return uses
+
+    def _is_compile_or_known(self, scope: Scope, decorator: ast.expr) -> bool:
+        """Decorators that do not hand the function to unknown code."""
+        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = self.facts.qualified_name(scope, expr)
+        if name is not None and (name in _TRANSFORMS or name.split(".")[0] in ("jax", "equinox")):
+            return True
+        if isinstance(expr, ast.Call):
+            return self._is_compile_or_known(scope, expr)
+        word = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+        return word in _HARMLESS_DECORATORS
+
+    def _named_uses(self, function: Scope, name: str, binder: Scope) -> Uses:
+        facts = self.facts
+        uses = Uses()
+        refs = [r for r in facts.reads_of(binder, name) if not r.scope.is_within(function)]
+        for read in refs:
+            kind = EventKind.RUN if read.called else EventKind.ESCAPE
+            uses.events.append(event_at(read.scope, read.node, read.loops, kind))
+        if not refs and binder.kind is ScopeKind.MODULE:
+            uses.outside = True
+        return uses
+
+    def _method_uses(self, function: Scope, cls: Scope, decorators: list[ast.expr]) -> Uses:
+        facts = self.facts
+        uses = Uses()
+        name = function.name
+        is_property = any(
+            (d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) in
+            ("property", "cached_property", "setter")
+            for d in decorators
+        )  # fmt: skip
+        if name in CONSTRUCTORS:
+            binder = cls.parent
+            assert binder is not None
+            for read in facts.reads_of(binder.function(), cls.name):
+                if read.called:
+                    uses.events.append(event_at(read.scope, read.node, read.loops, EventKind.RUN))
+            return uses
+        refs = [r for r in facts.attribute_refs(name) if not r.scope.is_within(function)]
+        for ref in refs:
+            kind = EventKind.RUN if ref.called or is_property else EventKind.ESCAPE
+            uses.events.append(event_at(ref.scope, ref.node, ref.loops, kind))
+        if not refs or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
+            uses.outside = True
+        return uses
+
+    def propagate(self, direct: Iterable[Event], barrier: Scope | None) -> Reach:
+        """Events of ``direct`` plus, for every function where one happens, the calls and
+        escapes of that function, up the call graph; never past ``barrier``, whose every call
+        makes a new instance of what happens inside. Calling a function that hands the thing
+        on hands it on."""
+        reach = Reach(list(direct))
+        pending = [event.driver for event in reach.events]
+        done: set[int] = set()
+        while pending:
+            driver = pending.pop()
+            if id(driver) in done:
+                continue
+            done.add(id(driver))
+            if driver is barrier or driver.kind is ScopeKind.MODULE:
+                continue
+            uses = self.uses_of_function(driver)
+            reach.outside = reach.outside or uses.outside
+            for use in uses.events:
+                reach.events.append(replace(use, via=driver))
+                pending.append(use.driver)
+        escaping = {id(e.driver) for e in reach.events if e.kind is EventKind.ESCAPE}
+        changed = bool(escaping)
+        while changed:
+            changed = False
+            for index, event in enumerate(reach.events):
+                if (
+                    event.kind is EventKind.RUN
+                    and event.via is not None
+                    and id(event.via) in escaping
+                ):
+                    reach.events[index] = replace(event, kind=EventKind.ESCAPE)
+                    if id(event.driver) not in escaping:
+                        escaping.add(id(event.driver))
+                        changed = True
+        return reach
+
+    # -- compiled objects ------------------------------------------------------------------------
+
+    def compiled_events(self, sites: list[CompiledFunction]) -> Iterator[Event]:
+        """Direct events of a compiled object: calls and escapes of every name holding it, in
+        the code that names it."""
+        facts = self.facts
+        for site in sites:
+            if site.form is Form.INLINE:
+                yield event_at(site.site_scope, site.site, site.created_loops, EventKind.RUN)
+            elif site.form is Form.PASSED:
+                yield from self._value_use(site.site_scope, site.site, site.created_loops)
+            elif site.bound_name is not None:
+                binder = facts.resolve(site.site_scope, site.bound_name)
+                yield from self._holder_events(binder, site.bound_name, site.created_at, set())
+            if site.form is Form.DECORATOR:
+                decorators = site.function.decorator_list  # type: ignore[union-attr]
+                above = decorators[: decorators.index(site.site)]
+                if any(not self._is_compile_or_known(site.site_scope, d) for d in above):
+                    yield event_at(site.site_scope, site.function, site.created_loops,
+                                   EventKind.ESCAPE)  # fmt: skip
+
+    def holders_outside(self, sites: list[CompiledFunction]) -> bool:
+        """A module-level compiled function that nothing in the module names is called from
+        outside; a compiled method that nothing names is called on instances from outside."""
+        for site in sites:
+            if site.bound_name is None:
+                continue
+            binder = self.facts.resolve(site.site_scope, site.bound_name)
+            if binder.kind is ScopeKind.MODULE:
+                if not self.facts.reads_of(binder, site.bound_name):
+                    return True
+            elif binder.kind is ScopeKind.CLASS:
+                if not self.facts.attribute_refs(site.bound_name):
+                    return True
+        return False
+
+    def holder_events(self, binder: Scope, name: str, since: Pos) -> Iterator[Event]:
+        """Calls and escapes of the object bound to ``name`` in ``binder`` at ``since``."""
+        return self._holder_events(binder, name, since, set())
+
+    def _holder_events(
+        self, binder: Scope, name: str, since: Pos, seen: set[tuple[int, str]]
+    ) -> Iterator[Event]:
+        """Events of the object bound to ``name`` in ``binder`` at ``since``."""
+        key = (id(binder), name)
+        if key in seen:
+            return
+        seen.add(key)
+        facts = self.facts
+        if binder.kind is ScopeKind.CLASS:
+            # A compiled method, reached through instances: ``obj.step(...)``.
+            for ref in facts.attribute_refs(name):
+                kind = EventKind.RUN if ref.called else EventKind.ESCAPE
+                yield event_at(ref.scope, ref.node, ref.loops, kind)
+            return
+        until = self._next_binding(binder, name, since)
+        for read in facts.reads_of(binder, name):
+            if read.scope.function() is binder.function() and not (since <= read.start < until):
+                continue  # straight-line code before the object exists, or after a new one
+            yield from self._read_events(read, seen)
+
+    def _next_binding(self, binder: Scope, name: str, since: Pos) -> Pos:
+        later = [
+            b.at
+            for b in self.facts.bindings_of(binder, name)
+            if b.scope.function() is binder.function() and b.at > since and not b.loops
+        ]
+        return min(later, default=(1 << 30, 0))
+
+    def _read_events(self, read: Read, seen: set[tuple[int, str]]) -> Iterator[Event]:
+        if read.called:
+            yield event_at(read.scope, read.node, read.loops, EventKind.RUN)
+            return
+        yield from self._value_use(read.scope, read.node, read.loops, seen)
+
+    def _value_use(
+        self,
+        scope: Scope,
+        node: ast.AST,
+        loops: tuple[ast.AST, ...],
+        seen: set[tuple[int, str]] | None = None,
+    ) -> Iterator[Event]:
+        """How an expression holding the compiled object is used: called through a transform,
+        made into a new holder, passed to a function of the module, or handed on."""
+        facts = self.facts
+        seen = seen if seen is not None else set()
+        parent = facts.parent(node)
+        if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+            if _stored(facts, parent):
+                return  # ``obj.attr = value``: a change of the object, not a use
+            # ``f.lower(x)``, ``obj.method(x)``: may trace or call now.
+            yield event_at(scope, node, loops, EventKind.RUN)
+            return
+        if isinstance(parent, ast.Call) and node in parent.args:
+            callee = facts.qualified_name(scope, parent.func)
+            made = facts.parent(parent)
+            if callee in _TRANSFORMS:
+                if isinstance(made, ast.Call) and made.func is parent:
+                    yield event_at(scope, made, loops, EventKind.RUN)
+                    return
+                target = (
+                    _single_name(made) if isinstance(made, (ast.Assign, ast.AnnAssign)) else None
+                )
+                if target is not None:
+                    binder = facts.resolve(scope, target)
+                    since = (made.end_lineno or 0, made.end_col_offset or 0)  # type: ignore[union-attr]
+                    yield from self._holder_events(binder, target, since, seen)
+                    return
+                yield from self._value_use(scope, parent, loops, seen)
+                return
+            if self._is_local_function(scope, parent.func):
+                # Passed to a function of this module: it may call it now.
+                yield event_at(scope, node, loops, EventKind.RUN)
+                return
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            target = _single_name(parent)
+            if target is not None:
+                binder = facts.resolve(scope, target)
+                since = (parent.end_lineno or 0, parent.end_col_offset or 0)
+                yield from self._holder_events(binder, target, since, seen)
+                return
+        yield event_at(scope, node, loops, EventKind.ESCAPE)
+
+    def _is_local_function(self, scope: Scope, callee: ast.expr) -> bool:
+        if not isinstance(callee, ast.Name):
+            return False
+        owner = self.facts.resolve(scope, callee.id)
+        return any(b.kind is BindingKind.DEF for b in self.facts.bindings_of(owner, callee.id))
+
+
+def _stored(facts: Facts, node: ast.expr) -> bool:
+    """Whether ``node`` is (the base of) an assignment or ``del`` target."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        parent = facts.parent(node)
+        if not isinstance(parent, (ast.Attribute, ast.Subscript)) or parent.value is not node:
+            return False
+        node = parent
+    return False
+
+
+def _single_name(statement: ast.AST) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+    elif isinstance(statement, ast.AnnAssign):
+        target = statement.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None

@@ -1,0 +1,305 @@
+"""What each compiled function reads from outside itself, and which changes to those values can
+fall between a trace and a later compiled call (``timing``).
+
+Reads count where they feed the compiled result: directly in the compiled function (and the
+functions and lambdas nested in it), or inside plain functions of the module that it calls by
+name (``l2(w)`` reading ``WEIGHT_DECAY``). Reads only checked by ``assert`` while tracing, and
+objects the compiled function itself appends to, are trace-time work, not values.
+
+Work is done backwards, as flake8-bugbear's B023 does: the reads of each compiled function are
+collected first, and the timing of changes is worked out only for variables that change at all.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .callgraph import CallGraph, Event, EventKind, Reach, level
+from .compiled import CompiledFunction
+from .names import REF_CONSTRUCTORS
+from .scopes import (
+    MUTATING_METHODS_RETURNING_NONE,
+    MUTATING_METHODS_RETURNING_VALUE,
+    Binding,
+    BindingKind,
+    Facts,
+    Mutation,
+    Read,
+    Scope,
+    ScopeKind,
+    Site,
+    paths_overlap,
+)
+from .timing import CompiledLife, compiled_life, stale_after
+
+# Binding kinds that make a name refer to a module or a function: in-place changes to those are
+# not value changes (``jnp.append(...)`` is a call, not a mutation of ``jnp``). Classes are
+# objects whose attributes do change (``Defaults.EPS = 1e-6``).
+_DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
+_HELPER_DEPTH = 3
+
+
+@dataclass(frozen=True, eq=False)
+class StaleCapture:
+    """A compiled function reads ``name`` from ``owner``; the value can change after a trace."""
+
+    compiled: CompiledFunction = field(repr=False)
+    name: str
+    owner: Scope = field(repr=False)
+    first_read: Read = field(repr=False)
+    reads: tuple[Read, ...] = field(repr=False)
+    rebinding: Binding | None = field(repr=False)
+    mutation: Mutation | None = field(repr=False)
+    # JC104: the attribute of ``self`` (``name``) that changes, and how the compiled function
+    # holds ``self``: a static argument, a bound method, or a closure.
+    attribute: str | None = None
+    static_self: bool = False
+    bound_method: bool = False
+    # How the value is reached, when not directly: ``helper()`` (a function of the module, or a
+    # method of the class) or a property ``k``.
+    read_through: str | None = None
+
+    @property
+    def is_global(self) -> bool:
+        return self.owner.kind is ScopeKind.MODULE
+
+
+class CaptureAnalysis:
+    def __init__(self, facts: Facts, graph: CallGraph, compiled: list[CompiledFunction]) -> None:
+        self.facts = facts
+        self.graph = graph
+        self.compiled_functions = {id(site.function) for site in compiled}
+        self._lives: dict[int, CompiledLife] = {}
+
+    def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
+        """Sites compiling one function: ``jax.jit(f)`` made twice shares f's trace cache."""
+        sites: dict[int, list[CompiledFunction]] = {}
+        for site in compiled:
+            sites.setdefault(id(site.function), []).append(site)
+        return list(sites.values())
+
+    def life(self, sites: list[CompiledFunction]) -> CompiledLife:
+        key = id(sites[0].function)
+        cached = self._lives.get(key)
+        if cached is None:
+            cached = compiled_life(self.graph, sites)
+            self._lives[key] = cached
+        return cached
+
+    def stale_captures(self, compiled: Iterable[CompiledFunction]) -> Iterator[StaleCapture]:
+        for sites in self.groups(compiled):
+            yield from self._captures_of(sites)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def free_reads(self, scope: Scope, outside: Scope) -> Iterator[tuple[Read, Scope]]:
+        """Value reads in ``scope`` of names owned outside ``outside``, with their owner."""
+        facts = self.facts
+        reads = list(facts.reads_within(scope))
+        facts.ensure_names({r.name for r in reads})
+        for read in reads:
+            if read.in_assert or self._receiver_of_own_mutation(read):
+                continue
+            owner = facts.resolve(read.scope, read.name)
+            if owner.is_within(outside) or owner.kind is ScopeKind.COMPREHENSION:
+                continue
+            yield read, owner
+
+    def _receiver_of_own_mutation(self, read: Read) -> bool:
+        """``seen.append(x)`` inside compiled code: it changes ``seen`` while tracing."""
+        parent = self.facts.parent(read.node)
+        if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
+            return False
+        call = self.facts.parent(parent)
+        if not isinstance(call, ast.Call) or call.func is not parent:
+            return False
+        method = parent.attr
+        whole_statement = isinstance(self.facts.parent(call), ast.Expr)
+        return method in MUTATING_METHODS_RETURNING_VALUE or (
+            whole_statement and method in MUTATING_METHODS_RETURNING_NONE
+        )
+
+    def _helper_reads(
+        self, scope: Scope, depth: int, seen: set[int]
+    ) -> Iterator[tuple[Read, Scope, Read, str]]:
+        """Reads inside plain functions of the module called by name from ``scope``: (the read,
+        its owner, the call in ``scope`` that reaches it, the helper's name)."""
+        if depth > _HELPER_DEPTH:
+            return
+        facts = self.facts
+        for read in list(facts.reads_within(scope)):
+            if not read.called:
+                continue
+            helper = self._plain_function(read)
+            if helper is None or id(helper) in seen:
+                continue
+            seen.add(id(helper))
+            for inner, owner in self.free_reads(helper, helper):
+                if not inner.called or self._plain_function(inner) is None:
+                    yield inner, owner, read, helper.name
+            for inner, owner, _, _ in self._helper_reads(helper, depth + 1, seen):
+                yield inner, owner, read, helper.name
+
+    def _plain_function(self, read: Read) -> Scope | None:
+        """The function a call by name reaches, when it is a def of this module that is not
+        compiled itself (compiled ones are reported on their own)."""
+        facts = self.facts
+        owner = facts.resolve(read.scope, read.name)
+        defs = [b for b in facts.bindings_of(owner, read.name) if b.kind is BindingKind.DEF]
+        if len(defs) != 1 or len(facts.bindings_of(owner, read.name)) != 1:
+            return None
+        node = defs[0].node
+        if id(node) in self.compiled_functions:
+            return None
+        return facts.scope_of(node)
+
+    # -- captures --------------------------------------------------------------------------------
+
+    def _captures_of(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
+        compiled = sites[0]
+        by_variable: dict[tuple[int, str], list[Read]] = {}
+        owners: dict[int, Scope] = {}
+        through: dict[tuple[int, str], str] = {}
+        for read, owner in self.free_reads(compiled.scope, compiled.scope):
+            if read.name == method_self_name(owner):
+                continue  # ``self`` of a method: its attributes are JC104's (see methods.py)
+            owners[id(owner)] = owner
+            by_variable.setdefault((id(owner), read.name), []).append(read)
+        for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
+            if inner.name == method_self_name(owner):
+                continue
+            key = (id(owner), inner.name)
+            if key in by_variable and key not in through:
+                continue  # read directly too: reported there
+            owners[id(owner)] = owner
+            through[key] = f"{helper}()"
+            by_variable.setdefault(key, []).append(
+                Read(call.scope, call.node, call.loops, name=inner.name, path=inner.path,
+                     path_node=None)
+            )  # fmt: skip
+        for (owner_id, name), reads in by_variable.items():
+            owner = owners[owner_id]
+            paths = [read.path for read in reads]
+            rebinding, mutation = self._first_changes(sites, owner, name, paths)
+            if rebinding is None and mutation is None:
+                continue
+            reads.sort(key=lambda r: r.start)
+            yield StaleCapture(
+                compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
+                read_through=through.get((owner_id, name)),
+            )  # fmt: skip
+
+    def _first_changes(
+        self,
+        sites: list[CompiledFunction],
+        owner: Scope,
+        name: str,
+        paths: list[tuple[str, ...]],
+    ) -> tuple[Binding | None, Mutation | None]:
+        facts = self.facts
+        compiled = sites[0]
+        bindings = facts.bindings_of(owner, name)
+        if not bindings and owner.kind is not ScopeKind.MODULE:
+            return None, None
+        initial = _initial_binding(bindings, owner)
+        rebindings = [b for b in bindings if b is not initial and not _same_import(b, initial)]
+        mutations: list[Mutation] = []
+        if not _holds_ref(facts, bindings) and _holds_value(bindings):
+            class_bound = any(b.kind is BindingKind.CLASS for b in bindings)
+            mutations = [
+                m
+                for m in facts.mutations_of(owner, name)
+                if any(paths_overlap(m.path, p) for p in paths)
+                and (not class_bound or (m.path and m.path[0].startswith(".")))
+                and self._mutation_applies(m)
+            ]
+        candidates: list[Binding | Mutation] = [*rebindings, *mutations]
+        changes = sorted(
+            (c for c in candidates if not c.scope.is_within(compiled.scope)), key=_change_at
+        )
+        if not changes:
+            return None, None
+        life = self.life(sites)
+        barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
+        first_rebinding: Binding | None = None
+        first_mutation: Mutation | None = None
+        for change in changes:
+            if isinstance(change, Binding) and first_rebinding is not None:
+                continue
+            if isinstance(change, Mutation) and (first_mutation or first_rebinding):
+                continue
+            if not stale_after(self.graph, life, self.change_reach(change, barrier)):
+                continue
+            if isinstance(change, Binding):
+                first_rebinding = change
+            else:
+                first_mutation = change
+        return first_rebinding, first_mutation
+
+    def change_reach(self, change: Site, barrier: Scope | None) -> Reach:
+        at = change.at if isinstance(change, Binding) else change.end
+        driver, at, loops = level(change.scope, at, change.loops)
+        return self.graph.propagate([Event(driver, at, loops, EventKind.RUN)], barrier)
+
+    def _mutation_applies(self, mutation: Mutation) -> bool:
+        """``np.copyto(dst, ...)`` changes ``dst`` only when ``np`` is NumPy."""
+        if not mutation.needs_module:
+            return True
+        if mutation.receiver is None:
+            return False
+        module = self.facts.qualified_name(mutation.scope, mutation.receiver)
+        return module in mutation.needs_module
+
+
+def _change_at(site: Binding | Mutation) -> tuple[int, int]:
+    return site.at if isinstance(site, Binding) else site.end
+
+
+def method_self_name(scope: Scope) -> str | None:
+    """The name of ``self`` when ``scope`` is a plain method of a class (not static or class)."""
+    node = scope.node
+    if scope.parent is None or scope.parent.kind is not ScopeKind.CLASS:
+        return None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            return None
+    return scope.params[0] if node.args.posonlyargs or node.args.args else None
+
+
+def _initial_binding(bindings: list[Binding], owner: Scope) -> Binding | None:
+    """The binding that first gives the variable a value in its own scope, outside any loop."""
+    for binding in bindings:
+        if binding.scope is owner:
+            return binding if not binding.loops else None
+    return None
+
+
+def _same_import(binding: Binding, initial: Binding | None) -> bool:
+    """``import jax.numpy as jnp`` again in a later cell binds the same module: no change."""
+    return (
+        initial is not None
+        and binding.kind is BindingKind.IMPORT
+        and initial.kind is BindingKind.IMPORT
+        and binding.imported == initial.imported
+    )
+
+
+def _holds_value(bindings: list[Binding]) -> bool:
+    """Whether in-place changes of the variable are changes of a value: not of a module or a
+    function (``np.append(...)`` is a call), but of classes' attributes."""
+    if not bindings:
+        return True  # a global assigned nowhere in the module (builtins excluded by callers)
+    return not all(b.kind in (BindingKind.IMPORT, BindingKind.DEF) for b in bindings)
+
+
+def _holds_ref(facts: Facts, bindings: list[Binding]) -> bool:
+    """Whether the variable holds a ``jax.Ref``: compiled code reads its contents live."""
+    return any(
+        isinstance(b.value, ast.Call)
+        and facts.qualified_name(b.scope, b.value.func) in REF_CONSTRUCTORS
+        for b in bindings
+    )

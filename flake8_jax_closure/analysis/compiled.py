@@ -1,0 +1,274 @@
+"""Which functions are compiled: decorators and calls of a compile transform, resolved through
+imports and aliases, and the function each one compiles."""
+
+from __future__ import annotations
+
+import ast
+import enum
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
+from .scopes import BindingKind, Facts, Pos, Scope
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+class Form(enum.Enum):
+    DECORATOR = "decorator"  # @jax.jit def f(...)
+    ASSIGNED = "assigned"  # g = jax.jit(f)
+    INLINE = "inline"  # jax.jit(f)(x)
+    PASSED = "passed"  # return jax.jit(f), Model(step=jax.jit(f)), ...
+
+
+@dataclass(eq=False)
+class CompiledFunction:
+    function: FunctionNode = field(repr=False)
+    scope: Scope = field(repr=False)  # the compiled function's own scope
+    transform: str  # qualified name of the compile transform, as the user knows it
+    form: Form
+    # The decorator, or the call of the transform that makes the compiled object.
+    site: ast.expr = field(repr=False)
+    # The scope where the compiled object is created and bound, and from when it exists.
+    site_scope: Scope = field(repr=False)
+    created_at: Pos
+    created_loops: tuple[ast.AST, ...] = field(repr=False)
+    bound_name: str | None
+    # The compile call itself, with its options (static_argnums, ...), where there is one.
+    transform_call: ast.Call | None = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.function, ast.Lambda):
+            return self.bound_name or "<lambda>"
+        return self.function.name
+
+
+def may_compile(text: str, compile_functions: frozenset[str]) -> bool:
+    """Whether a compile transform can be named in ``text`` at all: every spelling the finder
+    accepts (``jax.jit``, ``jit``, ``from jax import jit as J``) has the transform's last name
+    as a word somewhere, so a file without one has no compiled function."""
+    words = sorted({last_component(name) for name in compile_functions})
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
+    if pattern.search(text) is not None:
+        return True
+    # The parser normalises identifiers (NFKC): ``ｊｉｔ`` is ``jit``.
+    return not text.isascii() and pattern.search(unicodedata.normalize("NFKC", text)) is not None
+
+
+class CompiledFunctionFinder:
+    """Finds compiled functions in one module's facts."""
+
+    def __init__(self, facts: Facts, compile_functions: frozenset[str]) -> None:
+        self.facts = facts
+        self.compile_functions = compile_functions
+        self._names: set[str] | None = None
+
+    def compile_transform(self, scope: Scope, expr: ast.expr) -> tuple[str, ast.Call | None] | None:
+        """The compile transform ``expr`` applies when used as a decorator, with its options call.
+
+        Accepts ``jax.jit``, ``jax.jit(static_argnums=0)`` (no function given yet) and
+        ``partial(jax.jit, static_argnums=0)``.
+        """
+        name = self.facts.qualified_name(scope, expr)
+        if name in self.compile_functions:
+            return name, None
+        if not isinstance(expr, ast.Call):
+            return None
+        callee = self.facts.qualified_name(scope, expr.func)
+        if callee in self.compile_functions and not positional(expr):
+            return callee, expr
+        if callee == PARTIAL and expr.args and not isinstance(expr.args[0], ast.Starred):
+            inner = self.facts.qualified_name(scope, expr.args[0])
+            if inner in self.compile_functions:
+                return inner, expr
+        return None
+
+    def function_behind(self, scope: Scope, expr: ast.expr, depth: int = 0) -> FunctionNode | None:
+        """The function a compile call compiles: a lambda, a def named once, or either through
+        transforms that do not cache (``jax.grad(f)``)."""
+        if depth > 8:
+            return None
+        if isinstance(expr, ast.Lambda):
+            return expr
+        if isinstance(expr, ast.Name):
+            owner = self.facts.resolve(scope, expr.id)
+            bindings = self.facts.bindings_of(owner, expr.id)
+            if scope is owner:
+                # Straight-line code (a notebook redefining ``loss``): the binding in force here.
+                at = (expr.lineno, expr.col_offset)
+                before = [b for b in bindings if b.at < at]
+                bindings = before[-1:] if before else bindings
+            defs = [b.node for b in bindings if b.kind is BindingKind.DEF]
+            only = defs[0] if len(defs) == 1 else None
+            return only if isinstance(only, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if isinstance(expr, ast.Call):
+            callee = self.facts.qualified_name(scope, expr.func)
+            arguments = positional(expr)
+            if callee in PASSTHROUGH_TRANSFORMS and arguments:
+                return self.function_behind(scope, arguments[0], depth + 1)
+        return None
+
+    # -- the search ----------------------------------------------------------------------------
+
+    def find(self) -> list[CompiledFunction]:
+        """Every compile site; a function compiled in several places appears once per site."""
+        names = self._spellings()
+        return [*self._decorated(), *self._called(names)]
+
+    def bound_methods(self) -> Iterator[tuple[Scope, ast.Call, ast.Attribute, str]]:
+        """``jax.jit(self.step)``, ``jax.jit(model.step)``: (scope, call, ``self.step``,
+        transform) for every compile call of an attribute."""
+        for scope, call, _ in self._candidate_calls(self._spellings()):
+            callee = self.facts.qualified_name(scope, call.func)
+            arguments = positional(call)
+            if callee in self.compile_functions and arguments:
+                target = arguments[0]
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    yield scope, call, target, callee
+
+    def _spellings(self) -> set[str]:
+        """The words a compile transform is written with here: ``jit``, and ``J`` after
+        ``from jax import jit as J``."""
+        if self._names is not None:
+            return self._names
+        facts = self.facts
+        wanted = {last_component(name) for name in self.compile_functions}
+        names: set[str] = set()
+        while wanted - names:
+            new = wanted - names
+            names |= new
+            facts.ensure_names(new)
+            for bindings in facts.bindings.values():
+                for binding in bindings:
+                    if (
+                        binding.kind is BindingKind.IMPORT
+                        and binding.imported is not None
+                        and last_component(binding.imported) in names
+                    ):
+                        wanted.add(binding.name)
+        self._names = names
+        return names
+
+    def _decorated(self) -> Iterator[CompiledFunction]:
+        for scope, function in self.facts.decorated:
+            for decorator in function.decorator_list:
+                transform = self.compile_transform(scope, decorator)
+                if transform is None:
+                    continue
+                own_scope = self.facts.scope_of(function)
+                yield CompiledFunction(
+                    function=function,
+                    scope=own_scope,
+                    transform=transform[0],
+                    form=Form.DECORATOR,
+                    site=decorator,
+                    site_scope=scope,
+                    created_at=(function.end_lineno or 0, function.end_col_offset or 0),
+                    created_loops=own_scope.loops,
+                    bound_name=function.name,
+                    transform_call=transform[1],
+                )
+                break
+
+    def _candidate_calls(
+        self, names: set[str]
+    ) -> Iterator[tuple[Scope, ast.Call, tuple[ast.AST, ...]]]:
+        """Calls that may apply a compile transform: ``jit(f)``, ``jit(...)(f)``,
+        ``partial(jit, ...)(f)``, found from the words that name the transform."""
+        facts = self.facts
+        seen: set[int] = set()
+        for name in names:
+            refs = [*facts.reads.get(name, ()), *facts.attributes.get(name, ())]
+            for ref in refs:
+                parent = facts.parent(ref.node)
+                if not isinstance(parent, ast.Call):
+                    continue
+                if parent.func is ref.node:
+                    outer = facts.parent(parent)
+                    call = parent
+                    if (
+                        isinstance(outer, ast.Call)
+                        and outer.func is parent
+                        and not positional(parent)
+                    ):
+                        call = outer
+                elif parent.args and parent.args[0] is ref.node:
+                    outer = facts.parent(parent)
+                    if not (isinstance(outer, ast.Call) and outer.func is parent):
+                        continue
+                    call = outer
+                else:
+                    continue
+                if id(call) not in seen:
+                    seen.add(id(call))
+                    yield ref.scope, call, ref.loops
+
+    def _called(self, names: set[str]) -> Iterator[CompiledFunction]:
+        for scope, call, loops in self._candidate_calls(names):
+            transform = self._transform_of_call(scope, call)
+            if transform is None:
+                continue
+            arguments = positional(call)
+            target = arguments[0] if arguments else keyword(call, "fun")
+            if target is None:
+                continue
+            function = self.function_behind(scope, target)
+            if function is None:
+                continue
+            yield self.call_form(scope, call, function, transform, loops)
+
+    def _transform_of_call(
+        self, scope: Scope, call: ast.Call
+    ) -> tuple[str, ast.Call | None] | None:
+        callee = self.facts.qualified_name(scope, call.func)
+        if callee in self.compile_functions:
+            return callee, call
+        if isinstance(call.func, ast.Call):
+            # ``partial(jax.jit, static_argnums=0)(f)`` or ``jax.jit(static_argnums=0)(f)``.
+            return self.compile_transform(scope, call.func)
+        return None
+
+    def call_form(
+        self,
+        scope: Scope,
+        call: ast.Call,
+        function: FunctionNode,
+        transform: tuple[str, ast.Call | None],
+        loops: tuple[ast.AST, ...],
+    ) -> CompiledFunction:
+        parent = self.facts.parent(call)
+        form, bound_name = Form.PASSED, None
+        created_at: Pos = (call.lineno, call.col_offset)
+        if isinstance(parent, ast.Call) and parent.func is call:
+            form = Form.INLINE
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is call:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                form, bound_name = Form.ASSIGNED, targets[0].id
+                created_at = (parent.end_lineno or 0, parent.end_col_offset or 0)
+        return CompiledFunction(
+            function=function,
+            scope=self.facts.scope_of(function),
+            transform=transform[0],
+            form=form,
+            site=call,
+            site_scope=scope,
+            created_at=created_at,
+            created_loops=loops,
+            bound_name=bound_name,
+            transform_call=transform[1],
+        )
+
+
+def positional(call: ast.Call) -> list[ast.expr]:
+    return [arg for arg in call.args if not isinstance(arg, ast.Starred)]
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == name:
+            return item.value
+    return None

@@ -1,0 +1,120 @@
+"""Can a compiled call follow this change, with the value traced before it?
+
+A change is stale-making when, in some driver's straight-line code (see ``callgraph``), the
+compiled object can be traced before the change and called after it:
+
+- *sequence*: the object is called or handed on before the change, and called or handed on
+  after it (or handed on at all: whoever holds it may call it at any time);
+- *loop*: the change sits in a loop that also uses the object, and the object outlives an
+  iteration (it was made before the loop, or it shares the trace cache of a function made
+  before it);
+- *repetition*: the change and a use sit in a function that runs more than once (called twice,
+  in a loop, handed on, or called from outside), and the object outlives that function's run;
+- *handed on*: the function making the change is handed on, and the object is handed on too,
+  or used after that point more than once;
+- *outside*: code outside the module can both make the change and call the object (both are
+  reached from functions nothing in the module calls, or were handed on).
+
+An object made inside a function is a new object on every run of that function (a new
+function object has an empty cache): its uses count only within that run, unless it is handed
+on, after which a change anywhere else counts.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .callgraph import CallGraph, Event, EventKind, Reach
+from .compiled import CompiledFunction, Form
+from .scopes import Scope, ScopeKind
+
+
+@dataclass
+class CompiledLife:
+    """Everything that can call one compiled object, and where it is made."""
+
+    reach: Reach
+    # The function whose every run makes a new object; None for module and class level.
+    home: Scope | None
+    # Where the object is made in its home's code, and whether each pass makes a new one.
+    made_loops: tuple[ast.AST, ...]
+    fresh: bool
+
+
+def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLife:
+    first = sites[0]
+    definition = first.scope.parent
+    assert definition is not None
+    definer = definition.function()
+    home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
+    reach = graph.propagate(graph.compiled_events(sites), home)
+    reach.outside = reach.outside or graph.holders_outside(sites)
+    fresh = all(
+        site.form is Form.DECORATOR
+        or isinstance(site.function, ast.Lambda)
+        or set(site.created_loops) <= set(site.scope.loops)
+        for site in sites
+    )
+    return CompiledLife(reach, home, sites[0].created_loops, fresh)
+
+
+def stale_after(graph: CallGraph, life: CompiledLife, change: Reach) -> bool:
+    """Whether the change (its events, or outside code) can fall between a trace and a call."""
+    uses = life.reach
+    if change.outside and uses.escapes:
+        return True
+    if life.home is not None and any(e.kind is EventKind.ESCAPE for e in uses.events):
+        # Handed on out of its home's run: whoever holds it may call it around any change
+        # made elsewhere.
+        if change.outside or any(not e.driver.is_within(life.home) for e in change.events):
+            return True
+    for event in change.events:
+        here = uses.in_driver(event.driver)
+        module_outside = event.driver.kind is ScopeKind.MODULE and uses.outside
+        if event.kind is EventKind.ESCAPE:
+            if module_outside or any(u.kind is EventKind.ESCAPE for u in here):
+                return True
+            after = [u for u in here if u.at > event.at]
+            if after and (len(here) > 1 or any(u.loops for u in after)):
+                return True
+            continue
+        if _sequence(event, here, module_outside) or _loop(event, here, life):
+            return True
+        if here and _repeats(graph, event.driver, life):
+            return True
+    return False
+
+
+def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
+    before = [u for u in uses if u.at < change.at]
+    if not before:
+        return False
+    after = any(u.at > change.at for u in uses)
+    handed_on = module_outside or any(u.kind is EventKind.ESCAPE for u in uses)
+    return after or handed_on
+
+
+def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
+    for loop in change.loops:
+        if not any(loop in u.loops for u in uses):
+            continue
+        made_here = life.home is change.driver
+        # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023).
+        if not (made_here and loop in life.made_loops and life.fresh):
+            return True
+    return False
+
+
+def _repeats(graph: CallGraph, driver: Scope, life: CompiledLife) -> bool:
+    """The driver runs more than once while the object lives on."""
+    if driver.kind is ScopeKind.MODULE:
+        return False
+    if life.home is not None and life.home.is_within(driver):
+        return False
+    uses = graph.uses_of_function(driver)
+    return (
+        uses.outside
+        or len(uses.events) > 1
+        or any(e.loops or e.kind is EventKind.ESCAPE for e in uses.events)
+    )
