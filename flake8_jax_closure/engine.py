@@ -96,7 +96,7 @@ def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
             continue
         fix = Fix(plan.applicability, plan.description, ())
         for capture, found in group:
-            declined = plan.declined.get((found.name, capture.attribute))
+            declined = plan.declined.get((capture.name, capture.attribute))
             if declined is not None:
                 analysis.findings.append(replace(found, no_fix_reason=declined))
                 continue

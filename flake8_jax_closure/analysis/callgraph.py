@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from .compiled import CompiledFunction, Form
 from .names import COMPILE_FUNCTIONS, PARTIAL, PASSTHROUGH_TRANSFORMS
-from .scopes import BindingKind, Facts, Pos, Read, Scope, ScopeKind
+from .scopes import AttributeRef, Binding, BindingKind, Facts, Pos, Read, Scope, ScopeKind
 
 # Dunder methods Python calls by itself: nothing in the module needs to name them.
 _IMPLICIT = frozenset(
@@ -41,6 +41,9 @@ CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 _TRANSFORMS = PASSTHROUGH_TRANSFORMS | COMPILE_FUNCTIONS | {PARTIAL}
 
 
+END: Pos = (1 << 30, 0)  # after every line of the module
+
+
 class EventKind(enum.Enum):
     RUN = "run"
     ESCAPE = "escape"
@@ -54,6 +57,8 @@ class Event:
     kind: EventKind
     # For a call or escape of a function that does the thing: that function.
     via: Scope | None = field(default=None, repr=False)
+    # The expression that calls or hands on.
+    node: ast.AST | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -87,7 +92,7 @@ def event_at(
 ) -> Event:
     at = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
     driver, at, loops = level(site_scope, at, loops)
-    return Event(driver, at, loops, kind)
+    return Event(driver, at, loops, kind, node=node)
 
 
 @dataclass
@@ -121,7 +126,7 @@ class CallGraph:
             holder = facts.parent(node)
             if isinstance(holder, ast.Assign) and _single_name(holder) is not None:
                 return self._named_uses(function, _single_name(holder) or "", parent.function())
-            return Uses([event_at(parent, node, function.loops, EventKind.ESCAPE)])
+            return Uses(list(self._value_use(parent, node, function.loops, set())))
         if function.kind is not ScopeKind.FUNCTION:
             return Uses()
         uses = Uses()
@@ -155,8 +160,7 @@ class CallGraph:
         uses = Uses()
         refs = [r for r in facts.reads_of(binder, name) if not r.scope.is_within(function)]
         for read in refs:
-            kind = EventKind.RUN if read.called else EventKind.ESCAPE
-            uses.events.append(event_at(read.scope, read.node, read.loops, kind))
+            uses.events.extend(self._read_events(read, set()))
         if not refs and binder.kind is ScopeKind.MODULE:
             uses.outside = True
         return uses
@@ -177,10 +181,16 @@ class CallGraph:
                 if read.called:
                     uses.events.append(event_at(read.scope, read.node, read.loops, EventKind.RUN))
             return uses
-        refs = [r for r in facts.attribute_refs(name) if not r.scope.is_within(function)]
+        refs = [
+            r
+            for r in facts.attribute_refs(name)
+            if not r.scope.is_within(function) and self.may_reach(r, cls)
+        ]
         for ref in refs:
-            kind = EventKind.RUN if ref.called or is_property else EventKind.ESCAPE
-            uses.events.append(event_at(ref.scope, ref.node, ref.loops, kind))
+            if ref.called or is_property:
+                uses.events.append(event_at(ref.scope, ref.node, ref.loops, EventKind.RUN))
+            else:
+                uses.events.extend(self._value_use(ref.scope, ref.node, ref.loops, set()))
         if not refs or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True
         return uses
@@ -189,22 +199,49 @@ class CallGraph:
         """Events of ``direct`` plus, for every function where one happens, the calls and
         escapes of that function, up the call graph; never past ``barrier``, whose every call
         makes a new instance of what happens inside. Calling a function that hands the thing
-        on hands it on."""
+        on hands it on; a function that returns it hands it to its callers, and what they do
+        with the result is what happens to it (unless code outside the module calls it)."""
         reach = Reach(list(direct))
         pending = [event.driver for event in reach.events]
         done: set[int] = set()
+        followed: set[int] = set()
         while pending:
-            driver = pending.pop()
-            if id(driver) in done:
-                continue
-            done.add(id(driver))
-            if driver is barrier or driver.kind is ScopeKind.MODULE:
-                continue
-            uses = self.uses_of_function(driver)
-            reach.outside = reach.outside or uses.outside
-            for use in uses.events:
-                reach.events.append(replace(use, via=driver))
-                pending.append(use.driver)
+            while pending:
+                driver = pending.pop()
+                if id(driver) in done:
+                    continue
+                done.add(id(driver))
+                if driver is barrier or driver.kind is ScopeKind.MODULE:
+                    continue
+                uses = self.uses_of_function(driver)
+                reach.outside = reach.outside or uses.outside
+                for use in uses.events:
+                    reach.events.append(replace(use, via=driver))
+                    pending.append(use.driver)
+            returned = [e for e in reach.events if self._returned(e)]
+            for event in returned:
+                reach.events.remove(event)
+                if id(event.driver) in followed:
+                    continue  # its callers' results are in already
+                followed.add(id(event.driver))
+                results = list(self.result_events(event.driver))
+                reach.events.extend(results)
+                pending.extend(e.driver for e in results)
+        self._escapes_through_calls(reach)
+        return reach
+
+    def _returned(self, event: Event) -> bool:
+        """An escape by ``return`` from a function that only this module calls."""
+        driver = event.driver
+        return (
+            event.kind is EventKind.ESCAPE
+            and event.node is not None
+            and isinstance(self.facts.parent(event.node), ast.Return)
+            and driver.kind is ScopeKind.FUNCTION
+            and not self.uses_of_function(driver).outside
+        )
+
+    def _escapes_through_calls(self, reach: Reach) -> None:
         escaping = {id(e.driver) for e in reach.events if e.kind is EventKind.ESCAPE}
         changed = bool(escaping)
         while changed:
@@ -219,7 +256,72 @@ class CallGraph:
                     if id(event.driver) not in escaping:
                         escaping.add(id(event.driver))
                         changed = True
-        return reach
+
+    # -- objects and their classes ---------------------------------------------------------------
+
+    def object_class(self, scope: Scope, name: str, at: Pos) -> Scope | None:
+        """The class of the object ``name`` holds at ``at`` in ``scope``, where the code says:
+        ``self`` of a method, or a variable assigned ``SomeClass(...)`` (the class bound to that
+        name where the call runs). None when unknown."""
+        facts = self.facts
+        owner = facts.resolve(scope, name)
+        parent = owner.parent
+        if parent is not None and parent.kind is ScopeKind.CLASS and owner.params[:1] == (name,):
+            return parent if owner.kind is ScopeKind.FUNCTION else None
+        bindings = facts.bindings_of(owner, name)
+        if scope.function() is owner.function():
+            bindings = [b for b in bindings if b.at < at][-1:]
+        classes = {id(c): c for c in (self._made_from(b) for b in bindings)}
+        if len(classes) == 1 and None not in classes.values():
+            return next(iter(classes.values()))
+        return None
+
+    def _made_from(self, binding: Binding) -> Scope | None:
+        value = binding.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        facts = self.facts
+        class_name = value.func.id
+        class_owner = facts.resolve(binding.scope, class_name)
+        candidates = facts.bindings_of(class_owner, class_name)
+        if binding.scope.function() is class_owner.function():
+            candidates = [b for b in candidates if b.at < binding.at] or candidates
+        if candidates and candidates[-1].kind is BindingKind.CLASS:
+            return facts.scope_of(candidates[-1].node)
+        return None
+
+    def may_reach(self, ref: AttributeRef, cls: Scope) -> bool:
+        """Whether ``<base>.name`` can mean the method ``name`` of ``cls``: not when the base's
+        class is known to be another class that defines ``name`` itself."""
+        base = ref.base
+        if not isinstance(base, ast.Name):
+            return True
+        known = self.object_class(ref.scope, base.id, ref.start)
+        return known is None or self.related(known, cls)
+
+    def related(self, first: Scope, second: Scope) -> bool:
+        """Whether one class derives from the other (as far as this module shows)."""
+        return second in self._ancestors(first) or first in self._ancestors(second)
+
+    def _ancestors(self, cls: Scope) -> list[Scope]:
+        found, pending = [cls], [cls]
+        while pending:
+            current = pending.pop()
+            node = current.node
+            parent = current.parent
+            if not isinstance(node, ast.ClassDef) or parent is None:
+                continue
+            for base in node.bases:
+                if not isinstance(base, ast.Name):
+                    continue
+                owner = self.facts.resolve(parent, base.id)
+                for binding in self.facts.bindings_of(owner, base.id):
+                    if binding.kind is BindingKind.CLASS:
+                        scope = self.facts.scope_of(binding.node)
+                        if scope not in found:
+                            found.append(scope)
+                            pending.append(scope)
+        return found
 
     # -- compiled objects ------------------------------------------------------------------------
 
@@ -276,19 +378,25 @@ class CallGraph:
                 kind = EventKind.RUN if ref.called else EventKind.ESCAPE
                 yield event_at(ref.scope, ref.node, ref.loops, kind)
             return
-        until = self._next_binding(binder, name, since)
+        until = self.next_binding(binder, name, since)
         for read in facts.reads_of(binder, name):
             if read.scope.function() is binder.function() and not (since <= read.start < until):
                 continue  # straight-line code before the object exists, or after a new one
             yield from self._read_events(read, seen)
 
-    def _next_binding(self, binder: Scope, name: str, since: Pos) -> Pos:
+    def next_binding(
+        self, binder: Scope, name: str, since: Pos, loops: tuple[ast.AST, ...] = ()
+    ) -> Pos:
+        """Where the name is next rebound in the same straight-line code (and in no loop
+        that does not hold ``since``): after that, the name holds something else."""
         later = [
             b.at
             for b in self.facts.bindings_of(binder, name)
-            if b.scope.function() is binder.function() and b.at > since and not b.loops
+            if b.scope.function() is binder.function()
+            and b.at > since
+            and set(b.loops) <= set(loops)
         ]
-        return min(later, default=(1 << 30, 0))
+        return min(later, default=END)
 
     def _read_events(self, read: Read, seen: set[tuple[int, str]]) -> Iterator[Event]:
         if read.called:
@@ -303,46 +411,152 @@ class CallGraph:
         loops: tuple[ast.AST, ...],
         seen: set[tuple[int, str]] | None = None,
     ) -> Iterator[Event]:
-        """How an expression holding the compiled object is used: called through a transform,
-        made into a new holder, passed to a function of the module, or handed on."""
+        """How an expression holding the object is used, other than by calling it: through an
+        attribute (``f.lower(x)``, ``obj.method()``), passed to a call (whose result is made
+        from it), kept in a name, an attribute or a container, or handed on."""
         facts = self.facts
         seen = seen if seen is not None else set()
         parent = facts.parent(node)
+        if isinstance(parent, (ast.Starred, ast.keyword)):
+            node, parent = parent, facts.parent(parent)
         if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
-            if _stored(facts, parent):
-                return  # ``obj.attr = value``: a change of the object, not a use
-            # ``f.lower(x)``, ``obj.method(x)``: may trace or call now.
-            yield event_at(scope, node, loops, EventKind.RUN)
-            return
-        if isinstance(parent, ast.Call) and node in parent.args:
-            callee = facts.qualified_name(scope, parent.func)
-            made = facts.parent(parent)
-            if callee in _TRANSFORMS:
-                if isinstance(made, ast.Call) and made.func is parent:
-                    yield event_at(scope, made, loops, EventKind.RUN)
-                    return
-                target = (
-                    _single_name(made) if isinstance(made, (ast.Assign, ast.AnnAssign)) else None
-                )
-                if target is not None:
-                    binder = facts.resolve(scope, target)
-                    since = (made.end_lineno or 0, made.end_col_offset or 0)  # type: ignore[union-attr]
-                    yield from self._holder_events(binder, target, since, seen)
-                    return
-                yield from self._value_use(scope, parent, loops, seen)
-                return
+            if not _stored(facts, parent):
+                # ``f.lower(x)``, ``obj.method(x)``, ``fns[0](x)``: may trace or call now.
+                yield event_at(scope, node, loops, EventKind.RUN)
+            return  # ``obj.attr = value`` changes the object; it does not use it
+        if isinstance(parent, ast.Call) and parent.func is not node:
             if self._is_local_function(scope, parent.func):
                 # Passed to a function of this module: it may call it now.
                 yield event_at(scope, node, loops, EventKind.RUN)
                 return
+            callee = facts.qualified_name(scope, parent.func)
+            yield from self._result_use(scope, parent, loops, seen, callee in _TRANSFORMS)
+            return
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
-            target = _single_name(parent)
-            if target is not None:
-                binder = facts.resolve(scope, target)
-                since = (parent.end_lineno or 0, parent.end_col_offset or 0)
-                yield from self._holder_events(binder, target, since, seen)
-                return
+            yield from self._kept(scope, parent, node, loops, seen)
+            return
+        if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            # A container holding it is made from it.
+            yield from self._value_use(scope, parent, loops, seen)
+            return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
+
+    def result_events(self, function: Scope) -> Iterator[Event]:
+        """What happens to the value a function returns, at each of its calls."""
+        parent = function.parent
+        if function.kind is not ScopeKind.FUNCTION or parent is None:
+            return
+        refs: list[Read | AttributeRef]
+        if parent.kind is ScopeKind.CLASS:
+            refs = [
+                r for r in self.facts.attribute_refs(function.name) if self.may_reach(r, parent)
+            ]
+        else:
+            refs = list(self.facts.reads_of(parent, function.name))
+        for ref in refs:
+            call = self.facts.parent(ref.node)
+            if (
+                isinstance(call, ast.Call)
+                and call.func is ref.node
+                and not ref.scope.is_within(function)
+            ):
+                yield from self._result_use(ref.scope, call, ref.loops, set(), True)
+
+    def _result_use(
+        self,
+        scope: Scope,
+        call: ast.Call,
+        loops: tuple[ast.AST, ...],
+        seen: set[tuple[int, str]],
+        transform: bool,
+    ) -> Iterator[Event]:
+        """The result of a call given the object (``jax.vmap(f)``, ``summary.wrap(f)``) is made
+        from it: calling that result calls it."""
+        made = self.facts.parent(call)
+        if isinstance(made, ast.Call) and made.func is call:
+            yield event_at(scope, made, loops, EventKind.RUN)
+        elif isinstance(made, (ast.Assign, ast.AnnAssign)) and made.value is call:
+            yield from self._kept(scope, made, call, loops, seen, unpack=transform)
+        elif isinstance(made, ast.Expr):
+            if not transform:
+                # ``register(f)``: kept by code this module cannot see.
+                yield event_at(scope, call, loops, EventKind.ESCAPE)
+        else:
+            yield from self._value_use(scope, call, loops, seen)
+
+    def _kept(
+        self,
+        scope: Scope,
+        statement: ast.Assign | ast.AnnAssign,
+        value: ast.AST,
+        loops: tuple[ast.AST, ...],
+        seen: set[tuple[int, str]],
+        unpack: bool = True,
+    ) -> Iterator[Event]:
+        """``g = <value>``, ``self.g = <value>``, ``a, b = <value>``. ``unpack``: the names
+        of ``a, b = <value>`` may hold the object (a factory's results, not the outputs of
+        ``jax.lax.scan(step, ...)``)."""
+        facts = self.facts
+        target = _single_name(statement)
+        if target is not None:
+            binder = facts.resolve(scope, target)
+            since = (statement.end_lineno or 0, statement.end_col_offset or 0)
+            yield from self._holder_events(binder, target, since, seen)
+            return
+        stored = _single_attribute(statement)
+        if stored is not None:
+            yield from self._attribute_holder(scope, value, loops, stored, seen)
+            return
+        names = _unpacked_names(statement)
+        if names:
+            # ``f, set_f = make()``, ``state, out = jax.lax.scan(step, ...)``: any of the names
+            # may hold it, and a call has already run with it.
+            if isinstance(value, ast.Call):
+                yield event_at(scope, value, loops, EventKind.RUN)
+            if not unpack:
+                return
+            since = (statement.end_lineno or 0, statement.end_col_offset or 0)
+            for name in names:
+                yield from self._holder_events(facts.resolve(scope, name), name, since, seen)
+            return
+        yield event_at(scope, value, loops, EventKind.ESCAPE)
+
+    def _attribute_holder(
+        self,
+        scope: Scope,
+        node: ast.AST,
+        loops: tuple[ast.AST, ...],
+        attribute: str,
+        seen: set[tuple[int, str]],
+    ) -> Iterator[Event]:
+        """``self.fast = <object>``: the object is used wherever ``.fast`` is read."""
+        key = (0, attribute)
+        if key in seen:
+            return
+        seen.add(key)
+        store = self.facts.parent(node)
+        target = (
+            store.targets[0] if isinstance(store, ast.Assign) else getattr(store, "target", None)
+        )
+        owner_class = None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            at = (target.lineno, target.col_offset)
+            owner_class = self.object_class(scope, target.value.id, at)
+        refs = [
+            r
+            for r in self.facts.attribute_refs(attribute)
+            if not (isinstance(r.node, ast.expr) and _stored(self.facts, r.node))
+            and (owner_class is None or self.may_reach(r, owner_class))
+        ]
+        if not refs:
+            # Read by code this module cannot see.
+            yield event_at(scope, node, loops, EventKind.ESCAPE)
+            return
+        for ref in refs:
+            if ref.called:
+                yield event_at(ref.scope, ref.node, ref.loops, EventKind.RUN)
+            else:
+                yield from self._value_use(ref.scope, ref.node, ref.loops, seen)
 
     def _is_local_function(self, scope: Scope, callee: ast.expr) -> bool:
         if not isinstance(callee, ast.Name):
@@ -361,6 +575,35 @@ def _stored(facts: Facts, node: ast.expr) -> bool:
             return False
         node = parent
     return False
+
+
+def _unpacked_names(statement: ast.Assign | ast.AnnAssign) -> list[str]:
+    """``a, (b, *c) = ...``: the names, when every target is a name."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    names: list[str] = []
+    pending: list[ast.expr] = list(targets)
+    while pending:
+        target = pending.pop()
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pending.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            pending.append(target.value)
+        else:
+            return []
+    return names
+
+
+def _single_attribute(statement: ast.AST) -> str | None:
+    """``attr`` for ``<anything>.attr = value``."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+    elif isinstance(statement, ast.AnnAssign):
+        target = statement.target
+    else:
+        return None
+    return target.attr if isinstance(target, ast.Attribute) else None
 
 
 def _single_name(statement: ast.AST) -> str | None:

@@ -30,6 +30,7 @@ from .scopes import (
     Scope,
     ScopeKind,
     Site,
+    exclusive,
     paths_overlap,
 )
 from .timing import CompiledLife, compiled_life, stale_after
@@ -203,8 +204,10 @@ class CaptureAnalysis:
         bindings = facts.bindings_of(owner, name)
         if not bindings and owner.kind is not ScopeKind.MODULE:
             return None, None
-        initial = _initial_binding(bindings, owner)
-        rebindings = [b for b in bindings if b is not initial and not _same_import(b, initial)]
+        initial = _initial_bindings(bindings, owner)
+        rebindings = [
+            b for b in bindings if b not in initial and not any(_same_import(b, i) for i in initial)
+        ]
         mutations: list[Mutation] = []
         if not _holds_ref(facts, bindings) and _holds_value(bindings):
             class_bound = any(b.kind is BindingKind.CLASS for b in bindings)
@@ -230,7 +233,8 @@ class CaptureAnalysis:
                 continue
             if isinstance(change, Mutation) and (first_mutation or first_rebinding):
                 continue
-            if not stale_after(self.graph, life, self.change_reach(change, barrier)):
+            reach = self.change_reach(change, barrier)
+            if not stale_after(self.graph, life, reach, _varies(change)):
                 continue
             if isinstance(change, Binding):
                 first_rebinding = change
@@ -253,6 +257,18 @@ class CaptureAnalysis:
         return module in mutation.needs_module
 
 
+def _varies(change: Binding | Mutation) -> bool:
+    """Whether running the change again can set another value: it depends on the arguments of
+    the function it is in, or on the variable's old value. ``BATCH_SIZE = len(devices) * 8``
+    in a test sets the same value on every run."""
+    if not isinstance(change, Binding) or change.kind is not BindingKind.ASSIGN:
+        return True
+    if change.value is None:
+        return True
+    inputs = {change.name, *change.scope.function().params}
+    return any(isinstance(node, ast.Name) and node.id in inputs for node in ast.walk(change.value))
+
+
 def _change_at(site: Binding | Mutation) -> tuple[int, int]:
     return site.at if isinstance(site, Binding) else site.end
 
@@ -270,19 +286,24 @@ def method_self_name(scope: Scope) -> str | None:
     return scope.params[0] if node.args.posonlyargs or node.args.args else None
 
 
-def _initial_binding(bindings: list[Binding], owner: Scope) -> Binding | None:
-    """The binding that first gives the variable a value in its own scope, outside any loop."""
-    for binding in bindings:
-        if binding.scope is owner:
-            return binding if not binding.loops else None
-    return None
+def _initial_bindings(bindings: list[Binding], owner: Scope) -> list[Binding]:
+    """The bindings that first give the variable a value in its own scope, outside any loop:
+    the first one, and its alternatives in other branches (``if dense: fn = a else: fn = b``,
+    ``try: import x except ImportError: x = None``)."""
+    own = [b for b in bindings if b.scope is owner]
+    initial: list[Binding] = []
+    for index, binding in enumerate(own):
+        if binding.loops:
+            break
+        if all(exclusive(earlier.branches, binding.branches) for earlier in own[:index]):
+            initial.append(binding)
+    return initial
 
 
-def _same_import(binding: Binding, initial: Binding | None) -> bool:
+def _same_import(binding: Binding, initial: Binding) -> bool:
     """``import jax.numpy as jnp`` again in a later cell binds the same module: no change."""
     return (
-        initial is not None
-        and binding.kind is BindingKind.IMPORT
+        binding.kind is BindingKind.IMPORT
         and initial.kind is BindingKind.IMPORT
         and binding.imported == initial.imported
     )

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from .callgraph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
-from .scopes import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
+from .scopes import Facts, Mutation, Read, Scope, ScopeKind
 from .timing import CompiledLife, stale_after
 
 CONSTRUCTION = frozenset(
@@ -183,28 +183,8 @@ class MethodCaptureAnalysis:
 
     def _class_of(self, scope: Scope, name: str, at: tuple[int, int]) -> ClassFacts | None:
         """The class of ``name`` in ``scope``: ``self`` of a method, or an instance."""
-        owner = self.facts.resolve(scope, name)
-        if owner.parent is not None and owner.parent.kind is ScopeKind.CLASS:
-            if method_self_name(owner) == name:
-                return self.class_facts(owner.parent)
-        made = self.instance_class(owner, name)
+        made = self.graph.object_class(scope, name, at)
         return self.class_facts(made) if made is not None else None
-
-    def instance_class(self, owner: Scope, name: str) -> Scope | None:
-        """The class that ``name`` (a variable of ``owner``) was made from, when it is
-        assigned ``SomeClass(...)``: the class bound to that name where the call runs."""
-        for binding in self.facts.bindings_of(owner, name):
-            value = binding.value
-            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-                continue
-            class_name = value.func.id
-            class_owner = self.facts.resolve(binding.scope, class_name)
-            candidates = self.facts.bindings_of(class_owner, class_name)
-            if binding.scope.function() is class_owner.function():
-                candidates = [b for b in candidates if b.at < binding.at] or candidates
-            if candidates and candidates[-1].kind is BindingKind.CLASS:
-                return self.facts.scope_of(candidates[-1].node)
-        return None
 
     # -- reads and changes -------------------------------------------------------------------------
 
@@ -235,10 +215,11 @@ class MethodCaptureAnalysis:
                     by_attribute.setdefault(inner, []).append(read)
                     through.setdefault(inner, shown)
         life = self._life(holder)
+        setup = self._initialisers(cls, set(by_attribute)) | self._replacers(cls, holder)
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
-            change = self._first_change(cls, holder, attribute, life)
+            change = self._first_change(cls, holder, attribute, life, setup)
             if change is None:
                 continue
             attribute_reads.sort(key=lambda r: r.start)
@@ -252,7 +233,7 @@ class MethodCaptureAnalysis:
         site = holder.site
         if holder.static_self or holder.bound_method:
             # Lives with the object; its uses are timed per instance (see _instance_change).
-            return CompiledLife(self.graph.propagate([], None), None, (), False)
+            return CompiledLife(self.graph.propagate([], None), None, None, (), False)
         return self.captures.life([site])
 
     def _called_method(self, read: Read) -> str | None:
@@ -290,18 +271,29 @@ class MethodCaptureAnalysis:
             owner = facts.resolve(mutation.scope, mutation.name)
             if owner.parent is cls.scope and method_self_name(owner) == mutation.name:
                 yield mutation, owner
-            elif self.instance_class(owner, mutation.name) is cls.scope:
+            elif (
+                self.graph.object_class(mutation.scope, mutation.name, mutation.start) is cls.scope
+            ):
                 yield mutation, None
 
     def _first_change(
-        self, cls: ClassFacts, holder: Holder, attribute: str, life: CompiledLife
+        self,
+        cls: ClassFacts,
+        holder: Holder,
+        attribute: str,
+        life: CompiledLife,
+        setup: set[Scope],
     ) -> Mutation | None:
         changes = sorted(self._changes(cls, attribute), key=lambda c: c[0].end)
         lazy = self._lazy_initialiser(cls, attribute, changes)
         for mutation, method in changes:
             if mutation.scope.is_within(holder.site.scope):
                 continue  # trace-time work of the compiled function itself
-            if method is not None and (method.name in cls.construction or method is lazy):
+            if _fills_unset(mutation, attribute):
+                continue  # ``if self.rng is None: self.rng = ...`` happens once, first
+            if method is not None and (
+                method.name in cls.construction or method is lazy or method in setup
+            ):
                 if method is not holder.method:
                     continue
             if method is None:
@@ -316,6 +308,42 @@ class MethodCaptureAnalysis:
             if stale_after(self.graph, life, reach):
                 return mutation
         return None
+
+    def _initialisers(self, cls: ClassFacts, attributes: set[str]) -> set[Scope]:
+        """Methods that finish building the object: the one method (with the private helpers
+        only it calls) that fills in an attribute the compiled code reads and construction
+        leaves ``None`` (``load_params``). The compiled code cannot usefully run before it."""
+        found: set[Scope] = set()
+        for attribute in attributes:
+            changes = list(self._changes(cls, attribute))
+            constructed = [m for m, method in changes if method is not None
+                           and method.name in cls.construction]  # fmt: skip
+            if not constructed or not all(_assigns_none(m, attribute) for m in constructed):
+                continue
+            fillers = {method for _, method in changes
+                       if method is not None and method.name not in cls.construction}  # fmt: skip
+            leaders = {m for m in fillers if not self._only_called_from(cls, m, fillers)}
+            if len(leaders) == 1:
+                found |= fillers
+        return found
+
+    def _only_called_from(self, cls: ClassFacts, method: Scope, callers: set[Scope]) -> bool:
+        """A private method whose every use is ``self.<method>(...)`` inside ``callers``."""
+        if not method.name.startswith("_"):
+            return False
+        refs = self.facts.attribute_refs(method.name)
+        return bool(refs) and all(
+            ref.called and _enclosing_method(ref.scope, cls.scope) in callers for ref in refs
+        )
+
+    def _replacers(self, cls: ClassFacts, holder: Holder) -> set[Scope]:
+        """Methods that replace the compiled object kept in ``self.<attr>`` (``self._step =
+        None``): what they change reaches only the object made next."""
+        statement = self.facts.parent(holder.site.site)
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+        if not isinstance(target, ast.Attribute):
+            return set()
+        return {method for _, method in self._changes(cls, target.attr) if method is not None}
 
     def _lazy_initialiser(
         self, cls: ClassFacts, attribute: str, changes: list[tuple[Mutation, Scope | None]]
@@ -346,13 +374,45 @@ class MethodCaptureAnalysis:
         ]
         home = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         uses = self.graph.propagate(events, home)
-        instance = CompiledLife(uses, home, (), False)
+        instance = CompiledLife(uses, home, None, (), False)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         return stale_after(self.graph, instance, self.captures.change_reach(mutation, barrier))
 
 
 def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
+
+
+def _fills_unset(mutation: Mutation, attribute: str) -> bool:
+    """The change sits under ``if self.<attribute> is None:`` (or ``if not self.<attribute>``,
+    ``if not hasattr(self, "<attribute>")``)."""
+    for guard in mutation.guards:
+        for node in ast.walk(guard):
+            if isinstance(node, ast.Compare) and _is_attribute(node.left, attribute):
+                if isinstance(node.ops[0], ast.Is) and _is_none(node.comparators[0]):
+                    return True
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                operand = node.operand
+                if _is_attribute(operand, attribute):
+                    return True
+                if (
+                    isinstance(operand, ast.Call)
+                    and isinstance(operand.func, ast.Name)
+                    and operand.func.id == "hasattr"
+                    and len(operand.args) == 2
+                    and isinstance(operand.args[1], ast.Constant)
+                    and operand.args[1].value == attribute
+                ):
+                    return True
+    return False
+
+
+def _is_attribute(node: ast.expr, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _assigns_none(mutation: Mutation, attribute: str) -> bool:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+# The way into a statement through ``if``/``try``/``match`` statements: (statement id, side).
+Branches = tuple[tuple[int, int], ...]
 # A place in the source: (line, column) as ``ast`` gives them (columns in UTF-8 bytes).
 # Comparable, free; reporting converts columns to characters.
 Pos = tuple[int, int]
@@ -137,6 +139,7 @@ class Binding(Site):
     value: ast.expr | None = None
     # ``import a.b as c`` binds ``c`` to ``a.b``; other kinds leave it empty.
     imported: str | None = None
+    branches: Branches = field(default=(), repr=False)
 
     @property
     def at(self) -> Pos:
@@ -173,6 +176,8 @@ class Mutation(Site):
     # ``np.copyto(dst, ...)``: counts only when the callee's receiver is one of these modules.
     needs_module: frozenset[str] = frozenset()
     receiver: ast.expr | None = None
+    # Tests of the ``if`` statements around the change (``if self.rng is None:``).
+    guards: tuple[ast.expr, ...] = field(default=(), repr=False)
 
 
 @dataclass(eq=False)
@@ -183,6 +188,12 @@ class AttributeRef(Site):
     called: bool = False
     # The expression the attribute is taken from.
     base: ast.expr | None = None
+
+
+def exclusive(first: Branches, second: Branches) -> bool:
+    """Whether two statements sit in different branches of one ``if``, ``try`` or ``match``."""
+    sides = dict(first)
+    return any(key in sides and sides[key] != side for key, side in second)
 
 
 def paths_overlap(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
@@ -250,6 +261,10 @@ class _Unit:
     loops: tuple[ast.AST, ...]
     first: int
     last: int
+    # Tests of the ``if`` statements whose body holds the unit, within its scope.
+    guards: tuple[ast.expr, ...] = ()
+    # The branches of ``if``, ``try`` and ``match`` statements that lead to the unit.
+    branches: Branches = ()
     visited: bool = False
 
 
@@ -286,12 +301,14 @@ class _Skeleton:
         self.global_declarers: dict[str, list[Scope]] = {}
         self.nonlocal_declarers: dict[str, list[Scope]] = {}
         self.scopes: list[Scope] = [self.module]
+        self._guards: tuple[ast.expr, ...] = ()
+        self._branches: Branches = ()
         self._body(tree.body, self.module, ())
         self.module.unit_range = (0, len(self.units))
 
     def _unit(self, node: ast.AST, scope: Scope, loops: tuple[ast.AST, ...], last: int) -> None:
         first: int = node.lineno  # type: ignore[attr-defined]
-        self.units.append(_Unit(node, scope, loops, first, last))
+        self.units.append(_Unit(node, scope, loops, first, last, self._guards, self._branches))
 
     def _scope(
         self, kind: ScopeKind, node: ast.stmt, parent: Scope, loops: tuple[ast.AST, ...]
@@ -303,9 +320,25 @@ class _Skeleton:
         parent.children.append(scope)
         self.scopes.append(scope)
         begin = len(self.units)
+        saved = self._guards, self._branches
+        self._guards, self._branches = (), ()
         self._body(node.body, scope, ())  # type: ignore[attr-defined]
+        self._guards, self._branches = saved
         scope.unit_range = (begin, len(self.units))
         return scope
+
+    def _branch(
+        self,
+        statement: ast.stmt,
+        side: int,
+        body: list[ast.stmt],
+        scope: Scope,
+        loops: tuple[ast.AST, ...],
+    ) -> None:
+        saved = self._branches
+        self._branches = (*saved, (id(statement), side))
+        self._body(body, scope, loops)
+        self._branches = saved
 
     def _body(self, body: list[ast.stmt], scope: Scope, loops: tuple[ast.AST, ...]) -> None:
         for stmt in body:
@@ -333,8 +366,11 @@ class _Skeleton:
             elif isinstance(stmt, ast.If):
                 self._unit(stmt, scope, loops, _header_last_line(stmt, [stmt.test]))
                 if not _is_type_checking(stmt.test):
-                    self._body(stmt.body, scope, loops)
-                self._body(stmt.orelse, scope, loops)
+                    saved_guards = self._guards
+                    self._guards = (*saved_guards, stmt.test)
+                    self._branch(stmt, 0, stmt.body, scope, loops)
+                    self._guards = saved_guards
+                self._branch(stmt, 1, stmt.orelse, scope, loops)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 items: list[ast.AST | None] = [
                     p for i in stmt.items for p in (i.context_expr, i.optional_vars)
@@ -342,18 +378,29 @@ class _Skeleton:
                 self._unit(stmt, scope, loops, _header_last_line(stmt, items))
                 self._body(stmt.body, scope, loops)
             elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                self._body(stmt.body, scope, loops)  # type: ignore[attr-defined]
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                # The body (and its ``else``) or a handler: an import and its fallback in
+                # ``except ImportError`` are alternatives, not a change.
+                self._branch(stmt, 0, stmt.body, scope, loops)  # type: ignore[attr-defined]
+                for index, handler in enumerate(stmt.handlers, 1):  # type: ignore[attr-defined]
+                    saved = self._branches
+                    self._branches = (*saved, (id(stmt), index))
                     self._unit(handler, scope, loops, _header_last_line(handler, [handler.type]))
                     self._body(handler.body, scope, loops)
-                self._body(stmt.orelse, scope, loops)  # type: ignore[attr-defined]
+                    self._branches = saved
+                self._branch(stmt, 0, stmt.orelse, scope, loops)  # type: ignore[attr-defined]
                 self._body(stmt.finalbody, scope, loops)  # type: ignore[attr-defined]
             elif isinstance(stmt, ast.Match):
                 self._unit(stmt, scope, loops, _header_last_line(stmt, [stmt.subject]))
-                for case in stmt.cases:
+                for index, case in enumerate(stmt.cases):
+                    saved = self._branches
+                    self._branches = (*saved, (id(stmt), index))
                     last = max(case.pattern.end_lineno or 0, getattr(case.guard, "end_lineno", 0))
-                    self.units.append(_Unit(case, scope, loops, case.pattern.lineno, last))
+                    self.units.append(
+                        _Unit(case, scope, loops, case.pattern.lineno, last, self._guards,
+                              self._branches)
+                    )  # fmt: skip
                     self._body(case.body, scope, loops)
+                    self._branches = saved
             elif isinstance(stmt, ast.Global):
                 scope.declared_global.update(stmt.names)
                 for name in stmt.names:
@@ -373,6 +420,8 @@ class _Collector:
         self.facts = facts
         self.scope = facts.module_scope
         self.loops: tuple[ast.AST, ...] = ()
+        self.guards: tuple[ast.expr, ...] = ()
+        self.branches: Branches = ()
         self.in_assert = False
         self._expr_handlers: dict[type[ast.AST], Callable[[Any], None]] = {
             ast.Name: self._name,
@@ -391,6 +440,7 @@ class _Collector:
 
     def visit_unit(self, unit: _Unit) -> None:
         self.scope, self.loops, self.in_assert = unit.scope, unit.loops, False
+        self.guards, self.branches = unit.guards, unit.branches
         node = unit.node
         if isinstance(node, _FUNCTION_NODES):
             self._function_header(node)
@@ -690,7 +740,7 @@ class _Collector:
         scope.bound.add(name)
         binding = Binding(
             scope, site, self.loops, name=name, kind=kind, at_start=at_start, value=value,
-            imported=imported,
+            imported=imported, branches=self.branches if scope is self.scope else (),
         )  # fmt: skip
         self.facts.add_binding(binding)
 
@@ -722,6 +772,7 @@ class _Collector:
         mutation = Mutation(
             self.scope, site, self.loops, name=root.id, description=description, path=path,
             value=value, needs_module=needs_module, receiver=receiver,
+            guards=self.guards if self.scope.kind is not ScopeKind.LAMBDA else (),
         )  # fmt: skip
         self.facts.add_mutation(mutation)
 

@@ -9,7 +9,8 @@ compiled object can be traced before the change and called after it:
   iteration (it was made before the loop, or it shares the trace cache of a function made
   before it);
 - *repetition*: the change and a use sit in a function that runs more than once (called twice,
-  in a loop, handed on, or called from outside), and the object outlives that function's run;
+  in a loop, handed on, or called from outside), the object outlives that function's run, and
+  either the use comes before the change or the change can set another value on each run;
 - *handed on*: the function making the change is handed on, and the object is handed on too,
   or used after that point more than once;
 - *outside*: code outside the module can both make the change and call the object (both are
@@ -25,9 +26,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .callgraph import CallGraph, Event, EventKind, Reach
+from .callgraph import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction, Form
-from .scopes import Scope, ScopeKind
+from .scopes import Pos, Scope, ScopeKind
 
 
 @dataclass
@@ -37,7 +38,9 @@ class CompiledLife:
     reach: Reach
     # The function whose every run makes a new object; None for module and class level.
     home: Scope | None
-    # Where the object is made in its home's code, and whether each pass makes a new one.
+    # The code that makes the object, the loops around that point there, and whether each pass
+    # through that point makes a new object.
+    maker: Scope | None
     made_loops: tuple[ast.AST, ...]
     fresh: bool
 
@@ -48,19 +51,54 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     assert definition is not None
     definer = definition.function()
     home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
-    reach = graph.propagate(graph.compiled_events(sites), home)
-    reach.outside = reach.outside or graph.holders_outside(sites)
+    direct = list(graph.compiled_events(sites))
     fresh = all(
         site.form is Form.DECORATOR
         or isinstance(site.function, ast.Lambda)
         or set(site.created_loops) <= set(site.scope.loops)
         for site in sites
     )
-    return CompiledLife(reach, home, sites[0].created_loops, fresh)
+    maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
+    if len(sites) == 1 and first.bound_name is not None:
+        direct = _while_named(graph, first, direct, maker, made_at, made_loops, fresh)
+    reach = graph.propagate(direct, home)
+    reach.outside = reach.outside or graph.holders_outside(sites)
+    return CompiledLife(reach, home, maker, made_loops, fresh)
 
 
-def stale_after(graph: CallGraph, life: CompiledLife, change: Reach) -> bool:
-    """Whether the change (its events, or outside code) can fall between a trace and a call."""
+def _while_named(
+    graph: CallGraph,
+    site: CompiledFunction,
+    events: list[Event],
+    maker: Scope,
+    made_at: Pos,
+    made_loops: tuple[ast.AST, ...],
+    fresh: bool,
+) -> list[Event]:
+    """In the code that makes the object, only what runs between its making and the next
+    rebinding of its name can use it (``def loss`` again in a later notebook cell makes a new
+    object); before its making only in a later pass of a loop, if the pass does not make a
+    new object."""
+    assert site.bound_name is not None
+    binder = graph.facts.resolve(site.site_scope, site.bound_name)
+    until = graph.next_binding(binder, site.bound_name, site.created_at, site.created_loops)
+    kept = []
+    for event in events:
+        if event.driver is maker:
+            if event.at >= until:
+                continue
+            if event.at < made_at and (fresh or not set(made_loops) & set(event.loops)):
+                continue
+        kept.append(event)
+    return kept
+
+
+def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: bool = True) -> bool:
+    """Whether the change (its events, or outside code) can fall between a trace and a call.
+
+    ``varies``: the change can set a different value on each run of its code (it depends on
+    the function's arguments or on the old value); a change that sets the same value every
+    time makes nothing stale by being repeated."""
     uses = life.reach
     if change.outside and uses.escapes:
         return True
@@ -82,7 +120,9 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach) -> bool:
         if _sequence(event, here, module_outside) or _loop(event, here, life):
             return True
         if here and _repeats(graph, event.driver, life):
-            return True
+            # The next run uses the object traced in this run, before or after the change.
+            if varies or any(u.at < event.at for u in here):
+                return True
     return False
 
 
@@ -99,7 +139,7 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
     for loop in change.loops:
         if not any(loop in u.loops for u in uses):
             continue
-        made_here = life.home is change.driver
+        made_here = life.maker is change.driver
         # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023).
         if not (made_here and loop in life.made_loops and life.fresh):
             return True

@@ -31,7 +31,7 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
         end_line=end_line,
         end_column=end_column,
         function=capture.compiled.name,
-        name=capture.name,
+        name=capture.name if capture.attribute is None else f"{capture.name}.{capture.attribute}",
     )
 
 
