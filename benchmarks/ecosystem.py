@@ -23,6 +23,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -176,10 +177,19 @@ def check_project(tool: list[str], project: Project, folder: Path) -> list[Found
     for item in json.loads(completed.stdout):
         path = os.path.normpath(item["filename"])
         found.append(
-            Found(project.name, path, item["line"], item["code"], item.get("name", ""),
-                  item["message"])
-        )  # fmt: skip
+            Found(project.name, path, item["line"], item["code"], _name(item), item["message"])
+        )
     return found
+
+
+def _name(item: dict[str, object]) -> str:
+    """The captured name; for JC104, ``self.<attr>`` (0.1.0 reported only ``self``)."""
+    name = str(item.get("name", ""))
+    if item["code"] == "JC104" and "." not in name:
+        match = re.search(r"reads '(\w+\.\w+)'", str(item["message"]))
+        if match:
+            return match.group(1)
+    return name
 
 
 def read_judgements(

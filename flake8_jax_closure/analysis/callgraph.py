@@ -38,6 +38,15 @@ _HARMLESS_DECORATORS = frozenset(
      "cached_property", "abstractmethod", "overload", "partial"}
 )  # fmt: skip
 CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+# Functions that call a function they are given before they return, and keep nothing.
+_CALLS_NOW = frozenset(
+    {"timeit.timeit", "timeit.repeat", "functools.reduce", "numpy.vectorize",
+     "numpy.apply_along_axis", "numpy.frompyfunc"}
+)  # fmt: skip
+_BUILTINS_CALLING_NOW = frozenset(
+    {"sorted", "min", "max", "list", "tuple", "set", "dict", "sum", "any", "all", "print",
+     "len", "str", "repr", "isinstance", "callable", "id", "hash", "type", "getattr"}
+)  # fmt: skip
 _TRANSFORMS = PASSTHROUGH_TRANSFORMS | COMPILE_FUNCTIONS | {PARTIAL}
 
 
@@ -66,14 +75,28 @@ class Reach:
     """Everywhere something happens: events by driver, and whether outside code can do it."""
 
     events: list[Event] = field(default_factory=list)
-    outside: bool = False
+    # Functions that code outside the module calls (nothing in the module names them) and
+    # that do the thing.
+    entries: list[Scope] = field(default_factory=list)
 
     def in_driver(self, driver: Scope) -> list[Event]:
         return [e for e in self.events if e.driver is driver]
 
     @property
+    def outside(self) -> bool:
+        return bool(self.entries)
+
+    @property
+    def handed_on(self) -> bool:
+        return any(e.kind is EventKind.ESCAPE for e in self.events)
+
+    @property
     def escapes(self) -> bool:
-        return self.outside or any(e.kind is EventKind.ESCAPE for e in self.events)
+        return self.outside or self.handed_on
+
+    def add_entry(self, entry: Scope) -> None:
+        if all(e is not entry for e in self.entries):
+            self.entries.append(entry)
 
 
 def level(
@@ -129,19 +152,15 @@ class CallGraph:
             return Uses(list(self._value_use(parent, node, function.loops, set())))
         if function.kind is not ScopeKind.FUNCTION:
             return Uses()
-        uses = Uses()
         decorators = getattr(node, "decorator_list", [])
-        if any(not self._is_compile_or_known(parent, d) for d in decorators):
-            # ``@app.route``, ``@register``: handed to code this module cannot see.
-            uses.events.append(event_at(parent, node, function.loops, EventKind.ESCAPE))
         if parent.kind is ScopeKind.CLASS:
-            method = self._method_uses(function, parent, decorators)
-            uses.events.extend(method.events)
-            uses.outside = method.outside
-            return uses
-        named = self._named_uses(function, function.name, parent)
-        uses.events.extend(named.events)
-        uses.outside = named.outside
+            uses = self._method_uses(function, parent, decorators)
+        else:
+            uses = self._named_uses(function, function.name, parent)
+        if any(not self._is_compile_or_known(parent, d) for d in decorators):
+            # ``@app.route``, ``@register``, ``@pytest.mark...``: code this module cannot see
+            # calls it whenever it likes.
+            uses.outside = True
         return uses
 
     def _is_compile_or_known(self, scope: Scope, decorator: ast.expr) -> bool:
@@ -158,7 +177,15 @@ class CallGraph:
     def _named_uses(self, function: Scope, name: str, binder: Scope) -> Uses:
         facts = self.facts
         uses = Uses()
-        refs = [r for r in facts.reads_of(binder, name) if not r.scope.is_within(function)]
+        # In the code that defines it, only between the definition and the next one
+        # (a notebook defining ``opt_step`` again in a later cell).
+        until = self.next_binding(binder, name, function.start, function.loops)
+        refs = [
+            r
+            for r in facts.reads_of(binder, name)
+            if not r.scope.is_within(function)
+            and (r.scope.function() is not binder.function() or function.start < r.start < until)
+        ]
         for read in refs:
             uses.events.extend(self._read_events(read, set()))
         if not refs and binder.kind is ScopeKind.MODULE:
@@ -214,7 +241,8 @@ class CallGraph:
                 if driver is barrier or driver.kind is ScopeKind.MODULE:
                     continue
                 uses = self.uses_of_function(driver)
-                reach.outside = reach.outside or uses.outside
+                if uses.outside:
+                    reach.add_entry(driver)
                 for use in uses.events:
                     reach.events.append(replace(use, via=driver))
                     pending.append(use.driver)
@@ -337,17 +365,16 @@ class CallGraph:
             elif site.bound_name is not None:
                 binder = facts.resolve(site.site_scope, site.bound_name)
                 yield from self._holder_events(binder, site.bound_name, site.created_at, set())
-            if site.form is Form.DECORATOR:
-                decorators = site.function.decorator_list  # type: ignore[union-attr]
-                above = decorators[: decorators.index(site.site)]
-                if any(not self._is_compile_or_known(site.site_scope, d) for d in above):
-                    yield event_at(site.site_scope, site.function, site.created_loops,
-                                   EventKind.ESCAPE)  # fmt: skip
 
     def holders_outside(self, sites: list[CompiledFunction]) -> bool:
         """A module-level compiled function that nothing in the module names is called from
         outside; a compiled method that nothing names is called on instances from outside."""
         for site in sites:
+            if site.form is Form.DECORATOR:
+                decorators = site.function.decorator_list  # type: ignore[union-attr]
+                above = decorators[: decorators.index(site.site)]
+                if any(not self._is_compile_or_known(site.site_scope, d) for d in above):
+                    return True  # ``@register`` above ``@jax.jit``: registered for others
             if site.bound_name is None:
                 continue
             binder = self.facts.resolve(site.site_scope, site.bound_name)
@@ -387,14 +414,12 @@ class CallGraph:
     def next_binding(
         self, binder: Scope, name: str, since: Pos, loops: tuple[ast.AST, ...] = ()
     ) -> Pos:
-        """Where the name is next rebound in the same straight-line code (and in no loop
-        that does not hold ``since``): after that, the name holds something else."""
+        """Where the name is next rebound in the same straight-line code: after that, the name
+        holds something else (``loops`` is accepted for symmetry with the callers' sites)."""
         later = [
             b.at
             for b in self.facts.bindings_of(binder, name)
-            if b.scope.function() is binder.function()
-            and b.at > since
-            and set(b.loops) <= set(loops)
+            if b.scope.function() is binder.function() and b.at > since
         ]
         return min(later, default=END)
 
@@ -425,11 +450,14 @@ class CallGraph:
                 yield event_at(scope, node, loops, EventKind.RUN)
             return  # ``obj.attr = value`` changes the object; it does not use it
         if isinstance(parent, ast.Call) and parent.func is not node:
-            if self._is_local_function(scope, parent.func):
-                # Passed to a function of this module: it may call it now.
+            callee = facts.qualified_name(scope, parent.func)
+            if self._is_local_function(scope, parent.func) or self._calls_now(
+                scope, parent, callee
+            ):
+                # Passed to a function of this module, or to one that calls it and is done
+                # with it (``jax.lax.scan(step, ...)``, ``timeit(lambda: f(x))``): now.
                 yield event_at(scope, node, loops, EventKind.RUN)
                 return
-            callee = facts.qualified_name(scope, parent.func)
             yield from self._result_use(scope, parent, loops, seen, callee in _TRANSFORMS)
             return
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
@@ -557,6 +585,16 @@ class CallGraph:
                 yield event_at(ref.scope, ref.node, ref.loops, EventKind.RUN)
             else:
                 yield from self._value_use(ref.scope, ref.node, ref.loops, seen)
+
+    def _calls_now(self, scope: Scope, call: ast.Call, callee: str | None) -> bool:
+        if callee is not None:
+            return callee in _CALLS_NOW or (callee.startswith("jax.") and callee not in _TRANSFORMS)
+        func = call.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id in _BUILTINS_CALLING_NOW
+            and not self.facts.bindings_of(self.facts.resolve(scope, func.id), func.id)
+        )
 
     def _is_local_function(self, scope: Scope, callee: ast.expr) -> bool:
         if not isinstance(callee, ast.Name):

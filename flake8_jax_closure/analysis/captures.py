@@ -61,6 +61,8 @@ class StaleCapture:
     # How the value is reached, when not directly: ``helper()`` (a function of the module, or a
     # method of the class) or a property ``k``.
     read_through: str | None = None
+    # The name is a class (``Defaults.EPS``, ``cls.scale``): its attributes change.
+    class_attribute: bool = False
 
     @property
     def is_global(self) -> bool:
@@ -101,12 +103,22 @@ class CaptureAnalysis:
         reads = list(facts.reads_within(scope))
         facts.ensure_names({r.name for r in reads})
         for read in reads:
-            if read.in_assert or self._receiver_of_own_mutation(read):
+            if read.in_assert or self._receiver_of_own_mutation(read) or self._stored_into(read):
                 continue
             owner = facts.resolve(read.scope, read.name)
             if owner.is_within(outside) or owner.kind is ScopeKind.COMPREHENSION:
                 continue
             yield read, owner
+
+    def _stored_into(self, read: Read) -> bool:
+        """``seen["f"] = x`` inside compiled code: it writes into ``seen`` while tracing."""
+        node: ast.AST = read.node
+        parent = self.facts.parent(node)
+        while isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
+                return True
+            node, parent = parent, self.facts.parent(parent)
+        return isinstance(parent, ast.AugAssign) and parent.target is node
 
     def _receiver_of_own_mutation(self, read: Read) -> bool:
         """``seen.append(x)`` inside compiled code: it changes ``seen`` while tracing."""
@@ -163,9 +175,16 @@ class CaptureAnalysis:
         by_variable: dict[tuple[int, str], list[Read]] = {}
         owners: dict[int, Scope] = {}
         through: dict[tuple[int, str], str] = {}
+        own_state = {
+            name
+            for scope in _scopes_within(compiled.scope)
+            for name in scope.declared_global | scope.declared_nonlocal
+        }
         for read, owner in self.free_reads(compiled.scope, compiled.scope):
             if read.name == method_self_name(owner):
                 continue  # ``self`` of a method: its attributes are JC104's (see methods.py)
+            if read.name in own_state:
+                continue  # the compiled function's own trace-time state (``num_traces += 1``)
             owners[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
@@ -183,13 +202,20 @@ class CaptureAnalysis:
         for (owner_id, name), reads in by_variable.items():
             owner = owners[owner_id]
             paths = [read.path for read in reads]
-            rebinding, mutation = self._first_changes(sites, owner, name, paths)
+            cls = self.class_of_cls(owner, name)
+            if cls is not None:
+                rebinding, mutation = None, self._first_class_change(sites, cls, paths)
+            else:
+                rebinding, mutation = self._first_changes(sites, owner, name, paths)
             if rebinding is None and mutation is None:
                 continue
             reads.sort(key=lambda r: r.start)
+            class_bound = cls is not None or any(
+                b.kind is BindingKind.CLASS for b in self.facts.bindings_of(owner, name)
+            )
             yield StaleCapture(
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
-                read_through=through.get((owner_id, name)),
+                read_through=through.get((owner_id, name)), class_attribute=class_bound,
             )  # fmt: skip
 
     def _first_changes(
@@ -210,13 +236,13 @@ class CaptureAnalysis:
         ]
         mutations: list[Mutation] = []
         if not _holds_ref(facts, bindings) and _holds_value(bindings):
-            class_bound = any(b.kind is BindingKind.CLASS for b in bindings)
+            if any(b.kind is BindingKind.CLASS for b in bindings):
+                # A class: only its attributes read through it (``Defaults.EPS``) count.
+                paths = [p for p in paths if p and p[0].startswith(".")]
             mutations = [
                 m
                 for m in facts.mutations_of(owner, name)
-                if any(paths_overlap(m.path, p) for p in paths)
-                and (not class_bound or (m.path and m.path[0].startswith(".")))
-                and self._mutation_applies(m)
+                if any(paths_overlap(m.path, p) for p in paths) and self._mutation_applies(m)
             ]
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
@@ -242,10 +268,52 @@ class CaptureAnalysis:
                 first_mutation = change
         return first_rebinding, first_mutation
 
+    def class_of_cls(self, owner: Scope, name: str) -> Scope | None:
+        """The class whose ``cls`` this is: ``name`` is the first parameter of a classmethod."""
+        parent = owner.parent
+        node = owner.node
+        if parent is None or parent.kind is not ScopeKind.CLASS or owner.params[:1] != (name,):
+            return None
+        decorators = getattr(node, "decorator_list", [])
+        if any(isinstance(d, ast.Name) and d.id == "classmethod" for d in decorators):
+            return parent
+        return None
+
+    def _first_class_change(
+        self, sites: list[CompiledFunction], cls: Scope, paths: list[tuple[str, ...]]
+    ) -> Mutation | None:
+        """``cls.scale`` read in a compiled closure built by a classmethod: changed by
+        ``Scaler.scale = ...`` or ``cls.scale = ...`` in another classmethod."""
+        attributes = {p[0][1:] for p in paths if p and p[0].startswith(".")}
+        changes = sorted(
+            (
+                m
+                for attribute in sorted(attributes)
+                for m in self.facts.attribute_changes(attribute)
+                if not m.scope.is_within(sites[0].scope) and self._changes_class(m, cls)
+            ),
+            key=lambda m: m.end,
+        )
+        life = self.life(sites)
+        for change in changes:
+            if stale_after(self.graph, life, self.change_reach(change, None)):
+                return change
+        return None
+
+    def _changes_class(self, mutation: Mutation, cls: Scope) -> bool:
+        owner = self.facts.resolve(mutation.scope, mutation.name)
+        if self.class_of_cls(owner, mutation.name) is cls:
+            return True
+        return any(
+            b.kind is BindingKind.CLASS and self.facts.scope_of(b.node) is cls
+            for b in self.facts.bindings_of(owner, mutation.name)
+        )
+
     def change_reach(self, change: Site, barrier: Scope | None) -> Reach:
         at = change.at if isinstance(change, Binding) else change.end
         driver, at, loops = level(change.scope, at, change.loops)
-        return self.graph.propagate([Event(driver, at, loops, EventKind.RUN)], barrier)
+        event = Event(driver, at, loops, EventKind.RUN, node=change.node)
+        return self.graph.propagate([event], barrier)
 
     def _mutation_applies(self, mutation: Mutation) -> bool:
         """``np.copyto(dst, ...)`` changes ``dst`` only when ``np`` is NumPy."""
@@ -255,6 +323,14 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
+
+
+def _scopes_within(scope: Scope) -> Iterator[Scope]:
+    pending = [scope]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(current.children)
 
 
 def _varies(change: Binding | Mutation) -> bool:

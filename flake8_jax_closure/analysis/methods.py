@@ -216,9 +216,14 @@ class MethodCaptureAnalysis:
                     through.setdefault(inner, shown)
         life = self._life(holder)
         setup = self._initialisers(cls, set(by_attribute)) | self._replacers(cls, holder)
+        # A static ``self`` hashed by value (``__hash__`` over the attribute): a change gives a
+        # new hash, so JAX traces again.
+        hashed = self._attributes_read_by(cls, "__hash__") if holder.static_self else set()
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
+            if attribute in hashed:
+                continue
             change = self._first_change(cls, holder, attribute, life, setup)
             if change is None:
                 continue

@@ -249,7 +249,8 @@ _IN_PLACE_FUNCTIONS: dict[str, frozenset[str]] = {
     "place": frozenset({"numpy"}),
     "putmask": frozenset({"numpy"}),
     "fill_diagonal": frozenset({"numpy"}),
-    "shuffle": frozenset({"numpy.random", "random"}),
+    # ``random.shuffle(x)``, ``np.random.shuffle(x)``, ``rng.shuffle(x)``: any receiver.
+    "shuffle": frozenset(),
 }
 _TYPE_CHECKING = frozenset({"TYPE_CHECKING"})
 
@@ -266,6 +267,13 @@ class _Unit:
     # The branches of ``if``, ``try`` and ``match`` statements that lead to the unit.
     branches: Branches = ()
     visited: bool = False
+
+
+def _word(expr: ast.expr) -> str:
+    """The last name of ``a.b.c`` or ``c``."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _params(arguments: ast.arguments) -> tuple[str, ...]:
@@ -484,6 +492,10 @@ class _Collector:
                 self.expr(default, node)
         if node.decorator_list:
             self.facts.decorated.append((self.scope, node))
+        if any(_word(d) == "overload" for d in node.decorator_list):
+            # A typing stub: the implementation that follows is the binding.
+            self.scope.bound.add(node.name)
+            return
         self._bind_name(node.name, BindingKind.DEF, node, at_start=True)
 
     def _statement(self, node: ast.AST) -> None:

@@ -43,6 +43,10 @@ class CompiledLife:
     maker: Scope | None
     made_loops: tuple[ast.AST, ...]
     fresh: bool
+    # The code that defines the compiled Python function, and the loops around the definition
+    # there: a function defined anew in each pass has a new cache in each pass.
+    definer: Scope | None = None
+    defined_loops: tuple[ast.AST, ...] = ()
 
 
 def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLife:
@@ -52,18 +56,28 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     definer = definition.function()
     home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
     direct = list(graph.compiled_events(sites))
-    fresh = all(
-        site.form is Form.DECORATOR
-        or isinstance(site.function, ast.Lambda)
-        or set(site.created_loops) <= set(site.scope.loops)
-        for site in sites
-    )
+    fresh = all(_fresh(site) for site in sites)
     maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
-    if len(sites) == 1 and first.bound_name is not None:
-        direct = _while_named(graph, first, direct, maker, made_at, made_loops, fresh)
     reach = graph.propagate(direct, home)
-    reach.outside = reach.outside or graph.holders_outside(sites)
-    return CompiledLife(reach, home, maker, made_loops, fresh)
+    if len(sites) == 1 and first.bound_name is not None:
+        reach.events = _while_named(graph, first, reach.events, maker, made_at, made_loops, fresh)
+    if graph.holders_outside(sites):
+        reach.add_entry(first.scope)
+    definer_scope, _, defined_loops = level(definition, first.scope.start, first.scope.loops)
+    return CompiledLife(reach, home, maker, made_loops, fresh, definer_scope, defined_loops)
+
+
+def _fresh(site: CompiledFunction) -> bool:
+    """Whether each pass through the compile site makes an object with a new cache: a decorated
+    ``def`` or a lambda is a new function; so is ``jax.jit(jax.grad(f))`` (``grad`` makes a
+    new function); ``jax.jit(f)`` shares ``f``'s cache unless ``f`` is made in the same loops."""
+    if site.form is Form.DECORATOR or isinstance(site.function, ast.Lambda):
+        return True
+    call = site.site
+    argument = call.args[0] if isinstance(call, ast.Call) and call.args else None
+    if argument is not None and not isinstance(argument, ast.Name):
+        return True
+    return set(site.created_loops) <= set(site.scope.loops)
 
 
 def _while_named(
@@ -100,12 +114,16 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
     the function's arguments or on the old value); a change that sets the same value every
     time makes nothing stale by being repeated."""
     uses = life.reach
-    if change.outside and uses.escapes:
+    if change.outside and _outside(uses, change, varies):
         return True
-    if life.home is not None and any(e.kind is EventKind.ESCAPE for e in uses.events):
+    home = life.home
+    if home is not None and any(e.kind is EventKind.ESCAPE for e in uses.events):
         # Handed on out of its home's run: whoever holds it may call it around any change
-        # made elsewhere.
-        if change.outside or any(not e.driver.is_within(life.home) for e in change.events):
+        # made elsewhere; not around one made in the code around the home before the home
+        # exists (that code's later runs make new objects).
+        if change.outside or any(
+            not e.driver.is_within(home) and not _before_home(graph, e, home) for e in change.events
+        ):
             return True
     for event in change.events:
         here = uses.in_driver(event.driver)
@@ -126,8 +144,29 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
     return False
 
 
+def _outside(uses: Reach, change: Reach, varies: bool) -> bool:
+    """Outside code calls the module's entry points in any order: a trace by one, the change
+    by another, a call by a third. Entry points that both change and call are stale-making
+    when they use the object before the change, or change it to another value each run."""
+    if uses.handed_on:
+        return True
+    changers = {id(entry) for entry in change.entries}
+    for entry in uses.entries:
+        if id(entry) not in changers:
+            return True
+        before = any(u.at < c.at for u in uses.in_driver(entry) for c in change.in_driver(entry))
+        if varies or before:
+            return True
+    return False
+
+
 def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
-    before = [u for u in uses if u.at < change.at]
+    # Handing the object on within the changing statement (``cell[0] = step``) hands it on
+    # with the change made.
+    starts = _start(change)
+    before = [
+        u for u in uses if u.at < change.at and not (u.kind is EventKind.ESCAPE and u.at >= starts)
+    ]
     if not before:
         return False
     after = any(u.at > change.at for u in uses)
@@ -135,13 +174,39 @@ def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
     return after or handed_on
 
 
+def _before_home(graph: CallGraph, event: Event, home: Scope) -> bool:
+    """The event runs in code around the home before that code first runs the home (or hands
+    it on): no object exists yet (``cell[0] = fn`` filling a placeholder the home reads)."""
+    if not home.is_within(event.driver):
+        return False
+    runs = graph.propagate(list(graph.uses_of_function(home).events), None)
+    starts = _start(event)
+    here = [
+        r.at
+        for r in runs.in_driver(event.driver)
+        if not (r.kind is EventKind.ESCAPE and starts <= r.at <= event.at)
+    ]
+    return bool(here) and event.at < min(here)
+
+
+def _start(event: Event) -> Pos:
+    """Where the statement making the change starts."""
+    node = event.node
+    if node is None or not hasattr(node, "lineno"):
+        return event.at
+    start: Pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    return min(start, event.at)
+
+
 def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
     for loop in change.loops:
         if not any(loop in u.loops for u in uses):
             continue
-        made_here = life.maker is change.driver
-        # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023).
-        if not (made_here and loop in life.made_loops and life.fresh):
+        # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023):
+        # made in this loop, or compiling a function defined in it.
+        made_here = life.maker is change.driver and loop in life.made_loops and life.fresh
+        defined_here = life.definer is change.driver and loop in life.defined_loops
+        if not (made_here or defined_here):
             return True
     return False
 

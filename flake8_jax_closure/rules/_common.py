@@ -37,3 +37,18 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
 
 def subject(capture: StaleCapture) -> str:
     return f"'{capture.compiled.name}' ({capture.compiled.transform})"
+
+
+def through(capture: StaleCapture) -> str:
+    """`` through 'l2()'`` when the value is read inside a plain function the compiled one
+    calls."""
+    return f" through '{capture.read_through}'" if capture.read_through else ""
+
+
+def shown(capture: StaleCapture) -> str:
+    """The name as read: ``Defaults.EPS`` for an attribute of a class, else the name."""
+    paths = {read.path for read in capture.reads}
+    if capture.class_attribute and len(paths) == 1:
+        (path,) = paths
+        return capture.name + "".join(path)
+    return capture.name

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Finding
-from ._common import STALE, finding, subject, where
+from ._common import STALE, finding, subject, through, where
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
@@ -46,6 +46,6 @@ def check(capture: StaleCapture) -> Finding | None:
     return finding(
         capture,
         CODE,
-        f"{subject(capture)} reads global '{capture.name}', "
+        f"{subject(capture)} reads global '{capture.name}'{through(capture)}, "
         f"rebound at line {site.line} {where(site)}; {STALE}",
     )
