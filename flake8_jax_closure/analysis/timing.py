@@ -186,7 +186,10 @@ def _before_home(graph: CallGraph, event: Event, home: Scope) -> bool:
         for r in runs.in_driver(event.driver)
         if not (r.kind is EventKind.ESCAPE and starts <= r.at <= event.at)
     ]
-    return bool(here) and event.at < min(here)
+    if not here:
+        # Run only from outside the module: after all module code, never during a function.
+        return event.driver.kind is ScopeKind.MODULE
+    return event.at < min(here)
 
 
 def _start(event: Event) -> Pos:
