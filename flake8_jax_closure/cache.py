@@ -39,7 +39,7 @@ def _settings_fingerprint(settings: Settings) -> bytes:
         sorted(settings.compile_functions),
         settings.select,
         settings.ignore,
-        settings.prefilter,
+        settings.lazy,
         settings.with_edits,
     )
     return repr(fields).encode()

@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--no-cache", action="store_true", help="do not read or write the findings cache"
     )
-    check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--eager", action="store_true", help=argparse.SUPPRESS)
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
@@ -182,7 +182,7 @@ def main(
             settings = replace(
                 settings,
                 with_edits=args.format in ("json", "sarif"),
-                prefilter=not args.no_prefilter,
+                lazy=not args.eager,
             )
             return _check(args, settings, stdin, stdout, stderr)
         return _fix(

@@ -130,7 +130,8 @@ def _analyse_selected(
         if tree is None:
             tree = parse_tree(source)
         try:
-            analysis = _findings(analyse(tree, source, settings.compile_functions), lines)
+            module = analyse(tree, source, settings.compile_functions, settings.lazy)
+            analysis = _findings(module, lines)
         except RecursionError as error:
             analysis = Analysis(source, [analysis_failed(error)])
         except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going

@@ -15,9 +15,9 @@ class Settings:
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     exclude: tuple[str, ...] = field(default=())
-    # The cheap ``ast`` pass that skips files with provably nothing to report. Turning it off
-    # must never change a finding (tests and the benchmark check that).
-    prefilter: bool = True
+    # Visit statements only where a question needs them (see ``analysis.scopes``). Visiting
+    # every statement first must never change a finding (tests and the benchmark check that).
+    lazy: bool = True
     # Compute each fix's text edits (JSON, SARIF, editors); other outputs only need its safety.
     with_edits: bool = True
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 # Generated programs are compiled to check they are valid; their own oddities warn.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
-EVERYTHING = Settings(prefilter=False, unsafe_fixes=True)
+EVERYTHING = Settings(lazy=False, unsafe_fixes=True)
 # Makes every generated program worth analysing: it names a compile transform.
 PRELUDE = "import jax\n\n\n@jax.jit\ndef _probe(x):\n    return x\n\n\n"
 SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
@@ -128,7 +128,7 @@ def test_mutated_fixtures(fixture) -> None:
         assert_sound(mutated)
         # The pre-pass may only remove work: the same findings with it on and off.
         on = [f.text for f in check_source(mutated, Settings(), with_edits=False)]
-        off = [f.text for f in check_source(mutated, Settings(prefilter=False), with_edits=False)]
+        off = [f.text for f in check_source(mutated, Settings(lazy=False), with_edits=False)]
         assert on == off
     assert tried > 0
 

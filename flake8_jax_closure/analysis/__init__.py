@@ -22,10 +22,15 @@ class ModuleAnalysis:
     captures: list[StaleCapture]
 
 
-def analyse(tree: ast.Module, text: str, compile_functions: Iterable[str]) -> ModuleAnalysis:
+def analyse(
+    tree: ast.Module, text: str, compile_functions: Iterable[str], lazy: bool = True
+) -> ModuleAnalysis:
     """The stale captures of one module: the compiled functions, what they read, and the
-    changes that can fall between a trace and a later compiled call."""
+    changes that can fall between a trace and a later compiled call. ``lazy=False`` visits
+    every statement first, which must change nothing but the time taken."""
     facts = Facts(tree, text)
+    if not lazy:
+        facts.ensure_scope(facts.module_scope)
     finder = CompiledFunctionFinder(facts, frozenset(compile_functions))
     compiled = finder.find()
     graph = CallGraph(facts)

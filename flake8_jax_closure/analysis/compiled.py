@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ast
 import enum
-import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
-from .scopes import BindingKind, Facts, Pos, Scope
+from .scopes import BindingKind, Facts, Pos, Scope, has_word
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -50,12 +49,14 @@ def may_compile(text: str, compile_functions: frozenset[str]) -> bool:
     """Whether a compile transform can be named in ``text`` at all: every spelling the finder
     accepts (``jax.jit``, ``jit``, ``from jax import jit as J``) has the transform's last name
     as a word somewhere, so a file without one has no compiled function."""
-    words = sorted({last_component(name) for name in compile_functions})
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
-    if pattern.search(text) is not None:
+    words = {last_component(name) for name in compile_functions}
+    if any(has_word(text, word) for word in words):
         return True
     # The parser normalises identifiers (NFKC): ``ｊｉｔ`` is ``jit``.
-    return not text.isascii() and pattern.search(unicodedata.normalize("NFKC", text)) is not None
+    if text.isascii():
+        return False
+    normalized = unicodedata.normalize("NFKC", text)
+    return any(has_word(normalized, word) for word in words)
 
 
 class CompiledFunctionFinder:
