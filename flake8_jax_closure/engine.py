@@ -175,24 +175,20 @@ def check_source(
 
 
 def _with_edits(analysis: Analysis) -> list[Finding]:
-    from .fix.rewrite import RewriteError, apply_fixes, edits_by_fix, parse
+    from .fix.rewrite import rewrite
 
     plans = list({id(plan): plan for plan in analysis.plans.values()}.values())
-    try:
-        module = parse(analysis.source)
-        fixed = apply_fixes(module, plans)
-    except RewriteError as error:
-        reason = f"the file cannot be rewritten: {error}"
-        return [
-            replace(f, fix=None, no_fix_reason=reason) if id(f) in analysis.plans else f
-            for f in analysis.findings
-        ]
-    edits = edits_by_fix(analysis.source, fixed, plans)
+    done = rewrite(analysis.source, plans)
     result = []
     for finding in analysis.findings:
         plan = analysis.plans.get(id(finding))
-        if plan is not None and finding.fix is not None:
-            finding = replace(finding, fix=replace(finding.fix, edits=edits[id(plan)]))
+        fix = finding.fix
+        if plan is not None and fix is not None:
+            reason = done.failed.get(id(plan))
+            if reason is not None:
+                finding = replace(finding, fix=None, no_fix_reason=reason)
+            else:
+                finding = replace(finding, fix=replace(fix, edits=done.edits[id(plan)]))
         result.append(finding)
     return result
 
@@ -232,16 +228,18 @@ def fix_source(source: str, settings: Settings) -> FixResult:
 
 
 def apply_plans(source: str, plans: Sequence[FunctionFix]) -> str | None:
-    """The source with the plans applied, or None when the result would not parse."""
-    from .fix.rewrite import RewriteError, apply_fixes, deep_recursion, parse
+    """The source with the plans applied, or None when the result would not parse (or a plan
+    could not be applied)."""
+    from .fix.rewrite import rewrite
 
-    try:
-        with deep_recursion():
-            new_source = apply_fixes(parse(source), plans)
-        compile(new_source, "<fixed>", "exec", dont_inherit=True)
-    except (RewriteError, SyntaxError, ValueError, RecursionError):
+    done = rewrite(source, plans)
+    if done.failed:
         return None
-    return new_source
+    try:
+        compile(done.text, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return done.text
 
 
 def _one_line(error: BaseException) -> str:

@@ -93,8 +93,10 @@ class FunctionFix:
     declined: dict[tuple[str, str | None], str] = field(default_factory=dict)
     # For a compiled method: the name of ``self``, through which the wrapper calls it.
     method_self: str | None = None
-    # Original lines the fix touches, for splitting edits between fixes.
-    lines: set[int] = field(default_factory=set)
+    # The statements the fix rewrites, as full-line spans (first line, last line).
+    statements: set[tuple[int, int]] = field(default_factory=set)
+    # One level of indentation as the function writes it (for the wrapper's body).
+    indent: str = "    "
 
     @property
     def applicability(self) -> Applicability:
@@ -140,7 +142,9 @@ class FixPlanner:
             compiled_name=self._fresh_name(f"_{first.name}_compiled", first.site_scope),
             sites=[],
             module_level=first.site_scope.kind is ScopeKind.MODULE,
+            indent=self._indent_unit(function),
         )
+        fix.statements.add(self._statement_span(function))
         if first.site_scope.kind is ScopeKind.CLASS:
             fix.method_self = method_self_name(first.scope)
         self._check_sites(fix, sites)
@@ -207,13 +211,12 @@ class FixPlanner:
         source = self.source
         plan = SitePlan(site.form, site.transform, site.bound_name)
         function = site.function
-        fix.lines.update(range(_first_line(function), (function.end_lineno or 0) + 1))
         if site.form is Form.DECORATOR:
             assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
             plan.decorator_index = function.decorator_list.index(site.site)
         else:
             plan.compile_call = source.span(site.site)
-            fix.lines.update(range(site.site.lineno, (site.site.end_lineno or 0) + 1))
+            fix.statements.add(self._statement_span(site.site))
         if site.transform_call is not None:
             plan.options_call = source.span(site.transform_call)
         if site.form is Form.ASSIGNED:
@@ -226,8 +229,27 @@ class FixPlanner:
             outer = self.facts.parent(site.site)
             assert isinstance(outer, ast.Call)
             plan.inline_call = source.span(outer)
-            fix.lines.update(range(outer.lineno, (outer.end_lineno or 0) + 1))
         return plan
+
+    def _statement_span(self, node: ast.AST) -> tuple[int, int]:
+        """The full lines of the statement holding ``node`` (with a def's decorators)."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.facts.parent(current)
+        statement = current if current is not None else node
+        return _first_line(statement), statement.end_lineno or statement.lineno  # type: ignore[attr-defined]
+
+    def _indent_unit(self, function: ast.AST) -> str:
+        """The indentation one level deeper than the function's ``def`` line, as written."""
+        body = getattr(function, "body", None)
+        if isinstance(body, list) and body:
+            outer = self.source.line(function.lineno)  # type: ignore[attr-defined]
+            inner = self.source.line(body[0].lineno)
+            outer_indent = outer[: len(outer) - len(outer.lstrip())]
+            inner_indent = inner[: len(inner) - len(inner.lstrip())]
+            if inner_indent.startswith(outer_indent) and len(inner_indent) > len(outer_indent):
+                return inner_indent[len(outer_indent) :]
+        return "    "
 
     def _alone_on_its_lines(self, statement: ast.AST) -> bool:
         first, last = statement.lineno, statement.end_lineno or statement.lineno  # type: ignore[attr-defined]

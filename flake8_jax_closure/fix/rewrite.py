@@ -1,17 +1,21 @@
-"""Apply fix plans with libcst, keeping every byte the plan does not change.
+"""Apply fix plans with libcst, keeping every byte the plans do not change.
 
-The plan names places by position (lines, character columns); one pass of libcst's position
-metadata finds the nodes at those positions, and one transformer pass applies every plan. Edits
-for editors and JSON are cut from the one rewritten module, hunk by hunk, and given to the fixes
-whose lines they touch.
+Only the statements a plan changes are parsed: each is cut from the source with its full lines
+(nested statements keep their indentation, under an ``if True:`` line that is dropped again),
+its nodes are found by the plan's positions through libcst's position metadata, and one
+transformer pass rewrites it. Statements that touch or nest merge into one piece. Each piece
+becomes one edit, given to every plan that changed it; a file's fixed text is the source with
+all pieces replaced. Cost grows with what is fixed, not with the size of the file.
 """
 
 from __future__ import annotations
 
-import difflib
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -21,9 +25,14 @@ from ..diagnostics import Edit
 from ..positions import Span
 from .plan import STATIC_BY_ITSELF, FunctionFix, Lift, SitePlan
 
+_HEADER = "if True:\n"
+# Lines as Python counts them: ``str.splitlines`` also breaks at form feeds and other controls.
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
 
 class RewriteError(Exception):
-    """The source cannot be parsed by libcst, or a planned node is not where the plan says."""
+    """A piece of source cannot be parsed by libcst, or a planned node is not where the plan
+    says."""
 
 
 @contextmanager
@@ -39,70 +48,73 @@ def deep_recursion(limit: int = 20_000) -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-def parse(source: str) -> cst.Module:
-    try:
-        with deep_recursion():
-            return cst.parse_module(source)
-    except (cst.ParserSyntaxError, RecursionError) as error:
-        raise RewriteError(str(error).strip().splitlines()[0]) from error
+@dataclass
+class _Piece:
+    """Full source lines ``first``..``last`` rewritten together, and the plans that do."""
+
+    first: int
+    last: int
+    plans: list[FunctionFix] = field(default_factory=list)
+    module: cst.Module | None = None
+    index: NodeIndex | None = None
 
 
 class NodeIndex:
-    """The nodes a plan can name, by position."""
+    """The nodes of one piece that a plan can name, by their position in the whole source."""
 
     _KINDS = (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript)
 
-    def __init__(self, module: cst.Module) -> None:
-        with deep_recursion():
-            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    def __init__(self, module: cst.Module, line_offset: int) -> None:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         self._nodes: dict[tuple[str, Span], cst.CSTNode] = {}
         self._statements: dict[int, cst.SimpleStatementLine] = {}
         for node, where in positions.items():
-            span = (where.start.line, where.start.column, where.end.line, where.end.column)
+            span = (
+                where.start.line + line_offset,
+                where.start.column,
+                where.end.line + line_offset,
+                where.end.column,
+            )
             if isinstance(node, self._KINDS):
                 self._nodes.setdefault((type(node).__name__, span), node)
             elif isinstance(node, cst.SimpleStatementLine):
-                self._statements.setdefault(where.start.line, node)
+                self._statements.setdefault(span[0], node)
             if isinstance(node, cst.FunctionDef):
                 self._nodes[("def", (span[0], span[1], 0, 0))] = node
 
-    def _get(self, kind: str, span: Span) -> cst.CSTNode:
-        node = self._nodes.get((kind, span))
-        if node is None:
-            raise RewriteError(f"no {kind} at {span}")
-        return node
-
-    def function(self, fix: FunctionFix) -> cst.FunctionDef | cst.Lambda:
+    def function(self, fix: FunctionFix) -> cst.FunctionDef | cst.Lambda | None:
         if fix.is_lambda:
-            node = self._get("Lambda", fix.function)
+            node = self._nodes.get(("Lambda", fix.function))
         else:
-            node = self._get("def", (fix.function[0], fix.function[1], 0, 0))
-        assert isinstance(node, (cst.FunctionDef, cst.Lambda))
-        return node
+            node = self._nodes.get(("def", (fix.function[0], fix.function[1], 0, 0)))
+        return node if isinstance(node, (cst.FunctionDef, cst.Lambda)) else None
 
-    def expression(self, span: Span) -> cst.CSTNode:
+    def expression(self, span: Span) -> cst.CSTNode | None:
         for kind in ("Attribute", "Subscript"):
             node = self._nodes.get((kind, span))
             if node is not None:
                 return node
-        raise RewriteError(f"no attribute or subscript at {span}")
+        return None
 
-    def call(self, span: Span) -> cst.Call:
-        node = self._get("Call", span)
-        assert isinstance(node, cst.Call)
-        return node
+    def call(self, span: Span) -> cst.Call | None:
+        node = self._nodes.get(("Call", span))
+        return node if isinstance(node, cst.Call) else None
 
-    def statement(self, line: int) -> cst.SimpleStatementLine:
+    def statement(self, line: int) -> cst.SimpleStatementLine | None:
         node = self._statements.get(line)
-        if node is None or len(node.body) != 1:
-            raise RewriteError(f"no single statement on line {line}")
-        return node
+        return node if node is not None and len(node.body) == 1 else None
 
 
 class LiftTransformer(cst.CSTTransformer):
     """Applies function fixes to the module they were planned on."""
 
-    def __init__(self, module: cst.Module, index: NodeIndex, fixes: Iterable[FunctionFix]) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        index: NodeIndex,
+        fixes: Iterable[FunctionFix],
+        originals: dict[int, cst.FunctionDef | cst.Lambda],
+    ) -> None:
         super().__init__()
         self.module = module
         self.functions: dict[cst.CSTNode, FunctionFix] = {}
@@ -112,26 +124,29 @@ class LiftTransformer(cst.CSTTransformer):
         self.inline_calls: dict[cst.CSTNode, FunctionFix] = {}
         self.replacements: dict[cst.CSTNode, str] = {}
         self.wrappers: set[int] = set()
-        self.originals: dict[int, cst.FunctionDef | cst.Lambda] = {}
+        # The compiled functions of every piece: a wrapper made at ``g = jax.jit(f)`` copies
+        # the signature of ``f``, which may sit in another piece.
+        self.originals = originals
         for fix in fixes:
             function = index.function(fix)
-            self.functions[function] = fix
-            self.originals[id(fix)] = function
+            if function is not None:
+                self.functions[function] = fix
             for lift in fix.lifts:
                 for span in lift.nodes:
-                    self.replacements[index.expression(span)] = lift.parameter
+                    _put(self.replacements, index.expression(span), lift.parameter)
             for site in fix.sites:
-                if site.decorator_index is not None:
-                    assert isinstance(function, cst.FunctionDef)
+                if site.decorator_index is not None and isinstance(function, cst.FunctionDef):
                     self.decorators[function.decorators[site.decorator_index]] = (fix, site)
                 elif site.options_call is not None:
-                    self.compile_calls[index.call(site.options_call)] = (fix, site)
+                    _put(self.compile_calls, index.call(site.options_call), (fix, site))
                 if site.compile_call is not None:
-                    self.compile_calls.setdefault(index.call(site.compile_call), (fix, site))
+                    call = index.call(site.compile_call)
+                    if call is not None:
+                        self.compile_calls.setdefault(call, (fix, site))
                 if site.statement_line is not None:
-                    self.assignments[index.statement(site.statement_line)] = (fix, site)
+                    _put(self.assignments, index.statement(site.statement_line), (fix, site))
                 if site.inline_call is not None:
-                    self.inline_calls[index.call(site.inline_call)] = fix
+                    _put(self.inline_calls, index.call(site.inline_call), fix)
 
     # -- reads inside the compiled function ----------------------------------------------------
 
@@ -256,14 +271,17 @@ class LiftTransformer(cst.CSTTransformer):
         arguments = ", ".join(
             [*forwarded, *(f"{lift.parameter}={lift.value_code}" for lift in fix.lifts)]
         )
-        indent = self.module.default_indent
+        indent = fix.indent
         body = f"{indent}{docstring}\n" if docstring else ""
         source = (
             f"def {name}({signature}){annotation}:\n{body}{indent}return {target}({arguments})\n"
         )
         wrapper = cst.parse_statement(source, config=self.module.config_for_parsing)
         blank = [cst.EmptyLine(indent=False)] * (2 if fix.module_level else 1)
-        wrapper = wrapper.with_changes(leading_lines=blank)
+        assert isinstance(wrapper, cst.FunctionDef)
+        # The body's own indentation, not the piece's (a nested piece sits under a header).
+        body_block = wrapper.body.with_changes(indent=indent)
+        wrapper = wrapper.with_changes(leading_lines=blank, body=body_block)
         self.wrappers.add(id(wrapper))
         return wrapper
 
@@ -397,32 +415,135 @@ def _docstring(function: cst.FunctionDef | cst.Lambda) -> str | None:
     return None
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[FunctionFix]) -> str:
-    """The module with every fix applied, in one pass."""
+_Value = TypeVar("_Value")
+
+
+def _put(table: dict[cst.CSTNode, _Value], node: cst.CSTNode | None, value: _Value) -> None:
+    if node is not None:
+        table[node] = value
+
+
+@dataclass
+class Rewrite:
+    text: str  # the source with every plan applied
+    edits: dict[int, tuple[Edit, ...]]  # id(plan) -> the edits it needs
+    failed: dict[int, str]  # id(plan) -> why its pieces could not be rewritten
+
+
+def rewrite(source: str, plans: Sequence[FunctionFix]) -> Rewrite:
+    """Apply ``plans`` to ``source``: the new text, and each plan's edits."""
+    lines = _LINES.findall(source)
+    pieces = _pieces(plans)
+    failed: dict[int, str] = {}
+    originals: dict[int, cst.FunctionDef | cst.Lambda] = {}
     with deep_recursion():
-        index = NodeIndex(module)
-        return module.visit(LiftTransformer(module, index, fixes)).code
-
-
-def edits_by_fix(
-    before: str, after: str, fixes: Sequence[FunctionFix]
-) -> dict[int, tuple[Edit, ...]]:
-    """Line-granular edits turning ``before`` into ``after``, given to each fix (by ``id``)
-    whose lines they touch or follow (a wrapper goes right after its function)."""
-    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    edits: dict[int, list[Edit]] = {id(fix): [] for fix in fixes}
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
+        for piece in pieces:
+            try:
+                _parse(piece, lines)
+            except RewriteError as error:
+                failed.update((id(plan), str(error)) for plan in piece.plans)
+                continue
+            assert piece.index is not None
+            for plan in piece.plans:
+                function = piece.index.function(plan)
+                if function is not None:
+                    originals[id(plan)] = function
+        failed.update(
+            (id(plan), "the compiled function could not be found")
+            for piece in pieces
+            for plan in piece.plans
+            if id(plan) not in originals and id(plan) not in failed
+        )
+        replaced: dict[int, str] = {}
+        for piece in pieces:
+            if piece.module is None or any(id(plan) in failed for plan in piece.plans):
+                continue
+            assert piece.index is not None
+            transformer = LiftTransformer(piece.module, piece.index, piece.plans, originals)
+            module = piece.module.visit(transformer)
+            text = _unwrap(module.code, piece, lines)
+            if _ends_with_wrapper(module, transformer):
+                text += _blank_after(piece, lines)
+            replaced[id(piece)] = text
+    text_parts: list[str] = []
+    edits: dict[int, list[Edit]] = {id(plan): [] for plan in plans}
+    line = 1
+    for piece in pieces:
+        new = replaced.get(id(piece))
+        if new is None or any(id(plan) in failed for plan in piece.plans):
             continue
-        edit = Edit(i1 + 1, 0, i2 + 1, 0, "".join(new[j1:j2]))
-        touched = set(range(i1 + 1, i2 + 1)) or {i1, i1 + 1}
-        owners = [fix for fix in fixes if touched & _with_following_lines(fix.lines, 3)]
-        for fix in owners or fixes:
-            edits[id(fix)].append(edit)
-    return {key: tuple(value) for key, value in edits.items()}
+        text_parts.extend(lines[line - 1 : piece.first - 1])
+        text_parts.append(new)
+        line = piece.last + 1
+        edit = Edit(piece.first, 0, piece.last + 1, 0, new)
+        for plan in piece.plans:
+            edits[id(plan)].append(edit)
+    text_parts.extend(lines[line - 1 :])
+    return Rewrite(
+        "".join(text_parts),
+        {key: tuple(value) for key, value in edits.items() if key not in failed},
+        failed,
+    )
 
 
-def _with_following_lines(lines: set[int], count: int) -> set[int]:
-    last = max(lines, default=0)
-    return lines | set(range(last + 1, last + 1 + count))
+def _pieces(plans: Sequence[FunctionFix]) -> list[_Piece]:
+    """Statements to rewrite, merged where they overlap, in source order."""
+    spans = sorted({(first, last, id(plan)): plan for plan in plans
+                    for first, last in plan.statements}.items())  # fmt: skip
+    pieces: list[_Piece] = []
+    for (first, last, _), plan in spans:
+        if pieces and first <= pieces[-1].last:
+            piece = pieces[-1]
+            piece.last = max(piece.last, last)
+        else:
+            piece = _Piece(first, last)
+            pieces.append(piece)
+        if all(p is not plan for p in piece.plans):
+            piece.plans.append(plan)
+    return pieces
+
+
+def _parse(piece: _Piece, lines: list[str]) -> None:
+    text = "".join(lines[piece.first - 1 : piece.last])
+    header = _HEADER if text[:1] in (" ", "\t") else ""
+    try:
+        piece.module = cst.parse_module(header + text)
+    except (cst.ParserSyntaxError, RecursionError) as error:
+        raise RewriteError(f"lines {piece.first}-{piece.last} cannot be rewritten") from error
+    offset = piece.first - 1 - (1 if header else 0)
+    piece.index = NodeIndex(piece.module, offset)
+
+
+def _unwrap(code: str, piece: _Piece, lines: list[str]) -> str:
+    original = "".join(lines[piece.first - 1 : piece.last])
+    if original[:1] in (" ", "\t"):
+        code = code[len(_HEADER) :]
+    return code
+
+
+def _ends_with_wrapper(module: cst.Module, transformer: LiftTransformer) -> bool:
+    body: Sequence[cst.BaseStatement | cst.BaseSmallStatement] = module.body
+    if len(body) == 1 and isinstance(body[0], cst.If) and not body[0].leading_lines:
+        inner = body[0].body
+        if isinstance(inner, cst.IndentedBlock):
+            body = inner.body
+    return bool(body) and id(body[-1]) in transformer.wrappers
+
+
+def _blank_after(piece: _Piece, lines: list[str]) -> str:
+    """Blank lines a definition wants after an inserted wrapper, when the next statement at the
+    same level follows too closely."""
+    wanted = 1 if lines[piece.first - 1][:1] in (" ", "\t") else 2
+    indent = _indentation(lines[piece.first - 1])
+    blank = 0
+    for line in lines[piece.last :]:
+        if line.strip():
+            if _indentation(line) != indent:
+                return ""
+            return "\n" * max(0, wanted - blank)
+        blank += 1
+    return ""
+
+
+def _indentation(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
