@@ -41,6 +41,7 @@ def _settings_fingerprint(settings: Settings) -> bytes:
         settings.ignore,
         settings.lazy,
         settings.with_edits,
+        settings.unsafe_fixes,
     )
     return repr(fields).encode()
 
@@ -64,12 +65,15 @@ def _from_json(data: dict[str, Any]) -> Finding:
 
 
 class FindingsCache:
-    def __init__(self, directory: Path, settings: Settings) -> None:
-        self.directory = directory / __version__
-        self.salt = __version__.encode() + b"\0" + _settings_fingerprint(settings) + b"\0"
+    """Findings by content, tool version and the settings they were computed with (settings
+    differ between files: ``per-file-ignores``, a closer configuration)."""
 
-    def key(self, raw: bytes) -> str:
-        return hashlib.blake2b(self.salt + raw, digest_size=20).hexdigest()
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory / __version__
+
+    def key(self, raw: bytes, settings: Settings) -> str:
+        salt = __version__.encode() + b"\0" + _settings_fingerprint(settings) + b"\0"
+        return hashlib.blake2b(salt + raw, digest_size=20).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"

@@ -1,31 +1,35 @@
-"""The command line: ``check``, ``fix``, ``diff`` and ``verify``. The only module that prints.
+"""The command line: ``check``, ``fix``, ``diff``, ``rule``, ``verify`` and ``lsp``. The only
+module that prints.
 
-Exit status: 0 clean, 1 findings (or, with ``--exit-non-zero-on-fix``, files changed), 2 usage
-errors, unreadable input, syntax errors and internal errors.
+Exit status: 0 clean, 1 findings (``diff``: changes to show; ``fix``: findings left, or files
+changed with ``--exit-non-zero-on-fix``), 2 usage errors, unreadable input, syntax errors and
+internal errors, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
 from .cache import FindingsCache, default_directory
-from .config import ConfigError, FileConfig, load_config
+from .config import ConfigCache, ConfigError, Overrides, check_selectors
 from .diagnostics import Finding
-from .files import Source, SourceError, decode, python_files, read_source, write_source
-from .formats import FORMATS, render, statistics
-from .rules import ANALYSIS_FAILED
+from .files import Source, SourceError, decode, read_source, write_source
+from .formats import FORMATS, FileReport, render, statistics, summary
+from .rules import ANALYSIS_FAILED, RULES
+from .selection import Selected, select_files
 from .settings import Settings
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 @dataclass
@@ -33,6 +37,8 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None
+    # Python's own message and position (line, column) when the file does not parse.
+    syntax_error: tuple[str, int, int] | None = None
     fixed: int = 0
     new_text: str | None = None  # set when fixing changed the file
     text: str = ""  # the source after fixing (the original when nothing changed)
@@ -40,26 +46,66 @@ class FileResult:
 
 
 def _codes(value: str) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in value.split(",") if code.strip())
+    try:
+        return check_selectors(value.split(","), "--select/--ignore")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from error
 
 
 def _names(value: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in value.split(",") if name.strip())
 
 
-def settings_from(args: argparse.Namespace, config: FileConfig) -> Settings:
-    """Command-line flags win over the configuration file, which wins over the defaults."""
-
-    def pick(flag: Any, configured: Any, default: Any) -> Any:
-        return flag if flag is not None else configured if configured is not None else default
-
-    return Settings.with_extra_compile_functions(
-        pick(getattr(args, "jax_compile_functions", None), config.jax_compile_functions, ()),
-        select=pick(getattr(args, "select", None), config.select, ("JC",)),
-        ignore=pick(getattr(args, "ignore", None), config.ignore, ()),
-        unsafe_fixes=pick(getattr(args, "unsafe_fixes", None), config.unsafe_fixes, False),
-        exclude=pick(getattr(args, "exclude", None), config.exclude, ()),
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin"
     )
+    selection = common.add_argument_group("rule selection")
+    selection.add_argument("--select", type=_codes, help="codes or prefixes to report (JC)")
+    selection.add_argument("--extend-select", type=_codes, default=(), help="add to --select")
+    selection.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
+    selection.add_argument("--extend-ignore", type=_codes, default=(), help="add to --ignore")
+    files = common.add_argument_group("file selection")
+    files.add_argument("--exclude", type=_names, help="glob patterns to skip (replaces defaults)")
+    files.add_argument("--extend-exclude", type=_names, default=(), help="add to --exclude")
+    files.add_argument(
+        "--force-exclude",
+        action="store_true",
+        default=None,
+        help="apply exclusions to files named on the command line too (pre-commit)",
+    )
+    files.add_argument(
+        "--no-respect-gitignore",
+        dest="respect_gitignore",
+        action="store_false",
+        default=None,
+        help="also check files that .gitignore ignores",
+    )
+    common.add_argument("--config", type=Path, help="the configuration file to use")
+    common.add_argument(
+        "--jax-compile-functions",
+        type=_names,
+        help="extra qualified names that compile like jax.jit, comma-separated",
+    )
+    common.add_argument(
+        "--stdin-filename", default="-", help="the name of the source read from stdin"
+    )
+    common.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="parallel processes (default: all cores)",
+    )
+    common.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    common.add_argument("--output-file", "-o", type=Path, help="write findings to this file")
+    common.add_argument("--show-source", action="store_true", help="show the line and a caret")
+    common.add_argument("--quiet", "-q", action="store_true", help="print findings only")
+    common.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
+    return common
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,35 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories; - for stdin"
-    )
-    common.add_argument("--select", type=_codes, help="codes or prefixes to report (default JC)")
-    common.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
-    common.add_argument("--exclude", type=_names, help="comma-separated glob patterns to skip")
-    common.add_argument(
-        "--jax-compile-functions",
-        type=_names,
-        help="extra qualified names that compile like jax.jit, comma-separated",
-    )
-    common.add_argument(
-        "--stdin-filename", default="-", help="the name to report for source read from stdin"
-    )
-    common.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="parallel processes (default: all cores)",
-    )
+    common = _common_options()
 
     check = commands.add_parser("check", parents=[common], help="report stale captures")
-    check.add_argument("--format", choices=FORMATS, default="text")
-    check.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
-    )
     check.add_argument("--statistics", action="store_true", help="print a count per code")
     check.add_argument(
         "--no-cache", action="store_true", help="do not read or write the findings cache"
@@ -117,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed"
             )
+
+    rule = commands.add_parser("rule", help="explain a rule")
+    rule.add_argument("code", metavar="CODE", nargs="?", help="JC101, ...; all rules without it")
+
     verify = commands.add_parser(
         "verify",
         help="run the original and the fixed program under JAX and judge each finding",
@@ -151,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--require-accelerator", action="store_true", help="fail when only a CPU is present"
     )
     verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.add_argument("--config", type=Path, help="the configuration file to use")
     verify.add_argument(
         "--jax-compile-functions",
         type=_names,
@@ -158,6 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("lsp", help="run the language server over stdio (needs the [lsp] extra)")
     return parser
+
+
+def overrides_from_args(args: argparse.Namespace) -> Overrides:
+    return Overrides(
+        select=getattr(args, "select", None),
+        extend_select=getattr(args, "extend_select", ()),
+        ignore=getattr(args, "ignore", None),
+        extend_ignore=getattr(args, "extend_ignore", ()),
+        jax_compile_functions=getattr(args, "jax_compile_functions", None),
+        exclude=getattr(args, "exclude", None),
+        extend_exclude=getattr(args, "extend_exclude", ()),
+        unsafe_fixes=getattr(args, "unsafe_fixes", None),
+        force_exclude=getattr(args, "force_exclude", None),
+        respect_gitignore=getattr(args, "respect_gitignore", None),
+    )
 
 
 def main(
@@ -173,24 +213,20 @@ def main(
             return _verify(args, stdout, stderr)
         if args.command == "lsp":
             return _lsp(stderr)
+        if args.command == "rule":
+            return _rule(args.code, stdout, stderr)
         try:
-            settings = settings_from(args, load_config(Path.cwd()))
+            configs = ConfigCache(overrides_from_args(args), args.config)
         except ConfigError as error:
             print(f"flake8-jax-closure: {error}", file=stderr)
             return EXIT_ERROR
-        if args.command == "check":
-            settings = replace(
-                settings,
-                with_edits=args.format in ("json", "sarif"),
-                lazy=not args.eager,
-            )
-            return _check(args, settings, stdin, stdout, stderr)
-        return _fix(
-            args, settings, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff
-        )
+        return _run(args, configs, stdin, stdout, stderr)
+    except ConfigError as error:
+        print(f"flake8-jax-closure: {error}", file=stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except Exception as error:  # noqa: BLE001 - a clear line, never a traceback
         print(f"flake8-jax-closure: internal error: {type(error).__name__}: {error}", file=stderr)
         return EXIT_ERROR
@@ -199,18 +235,41 @@ def main(
 # -- per file (run in worker processes) ------------------------------------------------------------
 
 
-def check_file(path: str, settings: Settings, source: Source | None = None) -> FileResult:
-    # Imported here: a run answered from the cache never loads libcst.
-    from .engine import SourceSyntaxError, check_source
+def _tune(args: argparse.Namespace, settings: Settings) -> Settings:
+    """What this command needs of the analysis."""
+    if args.command == "check":
+        return replace(
+            settings,
+            with_edits=args.format in ("json", "sarif"),
+            lazy=not getattr(args, "eager", False),
+        )
+    return replace(settings, with_edits=False)
 
+
+def check_file(
+    path: str, settings: Settings, source: Source | None = None, cache: Path | None = None
+) -> FileResult:
+    # Imported here: a run answered from the cache never loads the analysis.
     result = FileResult(path)
     try:
         source = source or read_source(path)
-        result.findings = check_source(source.text, settings)
+        store = FindingsCache(cache) if cache is not None else None
+        key = store.key(source.raw, settings) if store is not None else ""
+        cached = store.get(key) if store is not None else None
+        if cached is not None:
+            result.findings = cached
+            return result
+        from .engine import SourceSyntaxError, check_source
+
+        try:
+            result.findings = check_source(source.text, settings)
+        except SourceSyntaxError as error:
+            result.syntax_error = (error.message, error.line, error.column)
+            return result
+        if store is not None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
+            store.put(key, result.findings)
     except SourceError as error:
         result.error = str(error)
-    except SourceSyntaxError as error:
-        result.error = f"{path}: syntax error: {error}"
     return result
 
 
@@ -225,7 +284,12 @@ def fix_file(
     write = write and source is None
     try:
         source = source or read_source(path)
-        outcome = fix_source(source.text, settings)
+        result.text = source.text
+        try:
+            outcome = fix_source(source.text, settings)
+        except SourceSyntaxError as error:
+            result.syntax_error = (error.message, error.line, error.column)
+            return result
         result.findings, result.fixed = outcome.remaining, len(outcome.fixed)
         result.text = outcome.source
         if outcome.source != source.text:
@@ -242,8 +306,7 @@ def fix_file(
                 write_source(source, outcome.source)
     except SourceError as error:
         result.error = str(error)
-    except SourceSyntaxError as error:
-        result.error = f"{path}: syntax error: {error}; left alone"
+        result.fixed = 0
     return result
 
 
@@ -251,135 +314,196 @@ def _diff_name(side: str, path: str) -> str:
     return path if os.path.isabs(path) else f"{side}/{path}"
 
 
+def _worker_ignores_interrupts() -> None:
+    # The parent answers Ctrl-C and stops the workers; they must not print tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _apply(job: tuple[Callable[..., FileResult], str, Settings, dict[str, Any]]) -> FileResult:
+    work, path, settings, kwargs = job
+    return work(path, settings, **kwargs)
+
+
 def _run_all(
     work: Callable[..., FileResult],
-    paths: list[str],
-    settings: Settings,
+    files: list[tuple[str, Settings]],
     jobs: int,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> list[FileResult]:
-    if jobs <= 1 or len(paths) <= 2:
-        return [work(path, settings, **kwargs) for path in paths]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        futures = [pool.submit(work, path, settings, **kwargs) for path in paths]
-        return [future.result() for future in futures]
+    if jobs <= 1 or len(files) <= 2:
+        return [work(path, settings, **kwargs) for path, settings in files]
+    pool = multiprocessing.Pool(min(jobs, len(files)), initializer=_worker_ignores_interrupts)
+    try:
+        results = pool.map(_apply, [(work, path, s, kwargs) for path, s in files], chunksize=1)
+    except BaseException:
+        pool.terminate()  # Ctrl-C: stop at once, not after the running files
+        raise
+    pool.close()
+    pool.join()
+    return results
 
 
-def _check_with_cache(
-    paths: list[str], settings: Settings, jobs: int, cache: FindingsCache
-) -> list[FileResult]:
-    """Cached files are answered here; only the others go to the worker processes."""
-    results: list[FileResult | None] = []
-    missing: list[tuple[int, str, str]] = []
-    for path in paths:
-        try:
-            raw = read_source(path).raw
-        except SourceError as error:
-            results.append(FileResult(path, error=str(error)))
-            continue
-        key = cache.key(raw)
-        findings = cache.get(key)
-        results.append(None if findings is None else FileResult(path, findings))
-        if findings is None:
-            missing.append((len(results) - 1, path, key))
-    computed = _run_all(check_file, [path for _, path, _ in missing], settings, jobs)
-    for (index, _, key), result in zip(missing, computed, strict=True):
-        results[index] = result
-        # A failed analysis (JC900) is not an answer worth keeping.
-        if result.error is None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
-            cache.put(key, result.findings)
-    return [r for r in results if r is not None]
+# -- the run -----------------------------------------------------------------------------------
 
 
-def _stdin_source(args: argparse.Namespace, stdin: TextIO) -> Source:
+def _stdin_source(name: str, stdin: TextIO) -> Source:
     buffer = getattr(stdin, "buffer", None)
     raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
-    return decode(raw, args.stdin_filename)
+    return decode(raw, name)
 
 
 def _collect(
     args: argparse.Namespace,
-    settings: Settings,
+    configs: ConfigCache,
     stdin: TextIO,
+    stderr: TextIO,
     work: Callable[..., FileResult],
-    cache: FindingsCache | None = None,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> list[FileResult]:
     results: list[FileResult] = []
-    paths = [p for p in args.paths if p != "-"]
     if "-" in args.paths:
+        name = args.stdin_filename
+        resolved = configs.for_path(Path(name) if name != "-" else Path.cwd())
+        settings = _tune(args, resolved.settings_for(Path(name) if name != "-" else None))
         try:
-            results.append(
-                work(args.stdin_filename, settings, source=_stdin_source(args, stdin), **kwargs)
-            )
+            source = _stdin_source(name, stdin)
         except SourceError as error:
-            results.append(FileResult(args.stdin_filename, error=str(error)))
-    files: list[str] = []
-    for path in paths:
-        try:
-            files.extend(python_files([path], settings.exclude))
-        except SourceError as error:
-            results.append(FileResult(path, error=str(error)))
-    if cache is not None:
-        results.extend(_check_with_cache(files, settings, args.jobs, cache))
-    else:
-        results.extend(_run_all(work, files, settings, args.jobs, **kwargs))
+            results.append(FileResult(name, error=str(error)))
+        else:
+            excluded = name != "-" and resolved.force_exclude and resolved.is_excluded(Path(name))
+            if excluded:
+                results.append(FileResult(name, text=source.text))
+            else:
+                extra = {k: v for k, v in kwargs.items() if k != "cache"}
+                results.append(work(name, settings, source=source, **extra))
+    paths = [p for p in args.paths if p != "-"]
+    if not paths:
+        return results
+    selected, errors = select_files(paths, configs)
+    results.extend(FileResult(error.split(":", 1)[0], error=error) for error in errors)
+    if not selected and not errors and not args.quiet:
+        print("warning: no Python files found under the given paths", file=stderr)
+    files = [(s.path, _tune(args, _file_settings(s))) for s in selected]
+    results.extend(_run_all(work, files, args.jobs, **kwargs))
     return results
 
 
-def _check(
-    args: argparse.Namespace, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO
-) -> int:
-    cache = None if args.no_cache else FindingsCache(default_directory(), settings)
-    results = _collect(args, settings, stdin, check_file, cache=cache)
+def _file_settings(selected: Selected) -> Settings:
+    return selected.resolved.settings_for(Path(selected.path))
+
+
+def _open_output(args: argparse.Namespace, stdout: TextIO) -> tuple[TextIO, Callable[[], None]]:
+    if args.output_file is None:
+        return stdout, lambda: None
+    handle = open(args.output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    return handle, handle.close
+
+
+def _reports(results: list[FileResult]) -> list[FileReport]:
+    return [
+        FileReport(r.path, r.findings, r.syntax_error)
+        for r in results
+        if r.findings or r.syntax_error
+    ]
+
+
+def _print_errors(results: list[FileResult], stderr: TextIO) -> None:
     for result in results:
         if result.error:
             print(result.error, file=stderr)
-    found = [(r.path, r.findings) for r in results if r.findings]
-    output = render(found, args.format)
-    if output or args.format in ("json", "sarif"):
-        stdout.write(output)
-    if args.statistics:
-        stdout.write(statistics(found))
-    if any(r.error for r in results):
+        elif result.syntax_error is not None:
+            message, line, column = result.syntax_error
+            print(f"{result.path}:{line}:{column}: syntax error: {message}", file=stderr)
+
+
+def _run(
+    args: argparse.Namespace,
+    configs: ConfigCache,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    if args.command == "check":
+        return _check(args, configs, stdin, stdout, stderr)
+    return _fix(args, configs, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
+
+
+def _check(
+    args: argparse.Namespace, configs: ConfigCache, stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
+    cache = None if args.no_cache else default_directory()
+    results = _collect(args, configs, stdin, stderr, check_file, cache=cache)
+    _print_errors(results, stderr)
+    reports = _reports(results)
+    out, close = _open_output(args, stdout)
+    try:
+        out.write(render(reports, args.format, show_source=args.show_source))
+        if args.statistics:
+            out.write(statistics(reports))
+        if args.format == "text" and not args.quiet:
+            out.write(summary(reports, failed=any(r.error for r in results)))
+    finally:
+        close()
+    if any(r.error or r.syntax_error for r in results):
         return EXIT_ERROR
+    found = any(r.findings for r in results)
     return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
 
 
 def _fix(
     args: argparse.Namespace,
-    settings: Settings,
+    configs: ConfigCache,
     stdin: TextIO,
     stdout: TextIO,
     stderr: TextIO,
     *,
     show_diff: bool,
 ) -> int:
-    results = _collect(args, settings, stdin, fix_file, write=not show_diff)
-    changed = False
+    results = _collect(args, configs, stdin, stderr, fix_file, write=not show_diff)
+    _print_errors(results, stderr)
+    reading_stdin = "-" in args.paths
     for result in results:
-        if result.error:
-            print(result.error, file=stderr)
-            continue
-        if result.path == args.stdin_filename and "-" in args.paths and not show_diff:
+        if result.path == args.stdin_filename and reading_stdin and not show_diff:
             # Editors: the fixed source (or the original) on stdout, nothing else there.
             stdout.write(result.text)
         elif show_diff:
             stdout.write(result.diff)
-        changed = changed or result.new_text is not None
-        for finding in result.findings:
-            print(f"{result.path}:{finding.line}:{finding.column + 1}: {finding.text}", file=stderr)
-    fixed = sum(r.fixed for r in results)
+    reports = _reports([r for r in results if not r.error])
+    # Findings left go to stdout when it is free, else (stdin, diff) to stderr.
+    out_stream = stderr if reading_stdin or show_diff else stdout
+    out, close = _open_output(args, out_stream)
+    try:
+        out.write(render(reports, args.format, show_source=args.show_source))
+    finally:
+        close()
+    fixed = sum(r.fixed for r in results if not r.error)
     remaining = sum(len(r.findings) for r in results)
-    verb = "would fix" if show_diff else "fixed"
-    print(f"{verb} {fixed} finding{'s' * (fixed != 1)}, {remaining} remaining", file=stderr)
-    if any(r.error for r in results):
+    if not args.quiet:
+        verb = "would fix" if show_diff else "fixed"
+        print(f"{verb} {fixed} finding{'s' * (fixed != 1)}, {remaining} remaining", file=stderr)
+    changed = any(r.new_text is not None and not r.error for r in results)
+    if any(r.error or r.syntax_error for r in results):
         return EXIT_ERROR
-    if show_diff and changed:
+    if show_diff:
+        return EXIT_FINDINGS if changed else EXIT_CLEAN
+    if changed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
-    if changed and getattr(args, "exit_non_zero_on_fix", False):
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _rule(code: str | None, stdout: TextIO, stderr: TextIO) -> int:
+    from .rules import rule_documentation
+
+    if code is None:
+        for rule in RULES:
+            stdout.write(f"{rule.code}  {rule.summary}\n")
+        return EXIT_CLEAN
+    text = rule_documentation(code.upper())
+    if text is None:
+        print(f"flake8-jax-closure: unknown rule '{code}'", file=stderr)
+        return EXIT_ERROR
+    stdout.write(text)
+    return EXIT_CLEAN
 
 
 def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -410,11 +534,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not os.path.isfile(args.file):
         print(f"{args.file}: no such file", file=stderr)
         return EXIT_ERROR
-    try:
-        settings = settings_from(args, load_config(Path(args.file).parent))
-    except ConfigError as error:
-        print(f"flake8-jax-closure: {error}", file=stderr)
-        return EXIT_ERROR
+    configs = ConfigCache(overrides_from_args(args), args.config)
+    settings = configs.for_path(Path(args.file)).settings_for(Path(args.file))
     options = VerifyOptions(
         entry=args.entry,
         pytest_args=pytest_args,

@@ -41,6 +41,8 @@ class Finding:
     name: str = ""  # the captured name
     fix: Fix | None = None
     no_fix_reason: str | None = None
+    # Where the captured value changes (for editors' related information).
+    change_line: int | None = None
 
     @property
     def text(self) -> str:

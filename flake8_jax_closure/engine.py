@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -159,35 +159,44 @@ def check_source(
     honour_noqa: bool = True,
     with_edits: bool | None = None,
     tree: ast.Module | None = None,
+    edits_for: Callable[[Finding], bool] | None = None,
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
     ``tree``, the source's ``ast`` when the caller has it (flake8), saves a parse.
-    ``with_edits`` computes each fix's edits, which needs libcst; text output does without.
+    ``with_edits`` computes fixes' edits, which needs libcst; text output does without.
+    ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
     """
     analysis = _analyse_selected(source, settings, honour_noqa, tree)
     if analysis is None:
         return []
     edits = settings.with_edits if with_edits is None else with_edits
     if edits and analysis.plans:
-        return _with_edits(analysis)
+        return _with_edits(analysis, edits_for)
     return analysis.findings
 
 
-def _with_edits(analysis: Analysis) -> list[Finding]:
+def _with_edits(
+    analysis: Analysis, edits_for: Callable[[Finding], bool] | None = None
+) -> list[Finding]:
     from .fix.rewrite import rewrite
 
-    plans = list({id(plan): plan for plan in analysis.plans.values()}.values())
+    wanted = [
+        plan
+        for finding in analysis.findings
+        if (plan := analysis.plans.get(id(finding))) is not None
+        and (edits_for is None or edits_for(finding))
+    ]
+    plans = list({id(plan): plan for plan in wanted}.values())
     done = rewrite(analysis.source, plans)
     result = []
     for finding in analysis.findings:
         plan = analysis.plans.get(id(finding))
         fix = finding.fix
         if plan is not None and fix is not None:
-            reason = done.failed.get(id(plan))
-            if reason is not None:
-                finding = replace(finding, fix=None, no_fix_reason=reason)
-            else:
+            if id(plan) in done.failed:
+                finding = replace(finding, fix=None, no_fix_reason=done.failed[id(plan)])
+            elif id(plan) in done.edits:
                 finding = replace(finding, fix=replace(fix, edits=done.edits[id(plan)]))
         result.append(finding)
     return result

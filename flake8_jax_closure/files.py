@@ -1,8 +1,8 @@
-"""Finding, reading and writing source files without losing a byte of the user's work.
+"""Reading and writing source files without losing a byte of the user's work.
 
-Sources keep their encoding (cookie or BOM) and newline style; writes go to a temporary file in
-the same folder and replace the original atomically, keeping its mode, and only when the file
-still holds what was read.
+Sources keep their encoding (cookie or BOM) and newline style; writes go through symbolic links
+to their targets, replace the file atomically keeping its mode and owner, and happen only when
+the file still holds what was read and this user may write it.
 """
 
 from __future__ import annotations
@@ -12,17 +12,7 @@ import os
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-
-SKIPPED_DIRECTORIES = frozenset(
-    {
-        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", "env", ".env", ".tox", ".nox",
-        "__pycache__", "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache",
-        ".ruff_cache", ".eggs", "site-packages", "__pypackages__",
-    }
-)  # fmt: skip
 
 
 class SourceError(Exception):
@@ -61,22 +51,37 @@ def read_source(path: str) -> Source:
 
 
 def write_source(source: Source, new_text: str) -> None:
-    """Replace the file's content atomically; refuse if it changed since it was read."""
+    """Replace the file's content; refuse if it changed since it was read.
+
+    A symbolic link is written through to its target. A file this user may not write, or one
+    marked read-only, is refused. The new content goes to a temporary file in the same folder
+    that takes the original's mode and owner and replaces it atomically; where the owner
+    cannot be kept (another user's file in a folder we may write), the file is rewritten in
+    place instead, so that it keeps its owner.
+    """
     data = source.encode(new_text)
+    target = os.path.realpath(source.path)
     try:
-        with open(source.path, "rb") as handle:
+        with open(target, "rb") as handle:
             if handle.read() != source.raw:
                 raise SourceError(f"{source.path}: changed while being fixed; left alone")
-        mode = stat.S_IMODE(os.stat(source.path).st_mode)
-        directory = os.path.dirname(os.path.abspath(source.path))
+        status = os.stat(target)
+        writable = status.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        if not writable or not os.access(target, os.W_OK):
+            raise SourceError(f"{source.path}: cannot write: permission denied; left alone")
+        directory = os.path.dirname(target)
         descriptor, temporary = tempfile.mkstemp(prefix=".jc-", suffix=".py.tmp", dir=directory)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, source.path)
+            os.chmod(temporary, stat.S_IMODE(status.st_mode))
+            if not _same_owner(temporary, status):
+                os.unlink(temporary)
+                _write_in_place(target, data)
+                return
+            os.replace(temporary, target)
         except BaseException:
             if os.path.exists(temporary):
                 os.unlink(temporary)
@@ -85,42 +90,21 @@ def write_source(source: Source, new_text: str) -> None:
         raise SourceError(f"{source.path}: cannot write: {error.strerror or error}") from error
 
 
-def python_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[str]:
-    """Files named directly, and ``*.py`` under directories, in a stable order.
-
-    Raises SourceError for a path that does not exist. Symbolic links to directories are not
-    followed, so link loops cannot trap the walk.
-    """
-    excluded = tuple(exclude)
-    for path in paths:
-        if os.path.isdir(path):
-            yield from _walk(path, excluded)
-        elif os.path.exists(path) or os.path.islink(path):
-            yield path
-        else:
-            raise SourceError(f"{path}: no such file or directory")
+def _same_owner(path: str, original: os.stat_result) -> bool:
+    """Give ``path`` the original's owner and group; False when that is not allowed."""
+    current = os.stat(path)
+    if (current.st_uid, current.st_gid) == (original.st_uid, original.st_gid):
+        return True
+    try:
+        os.chown(path, original.st_uid, original.st_gid)
+    except (PermissionError, AttributeError):
+        return False
+    return True
 
 
-def _walk(root: str, excluded: tuple[str, ...]) -> Iterator[str]:
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(
-            d
-            for d in subdirectories
-            if d not in SKIPPED_DIRECTORIES
-            and not d.endswith(".egg-info")
-            and not _is_excluded(os.path.join(directory, d), d, excluded)
-        )
-        for name in sorted(files):
-            full = os.path.join(directory, name)
-            if name.endswith(".py") and not _is_excluded(full, name, excluded):
-                yield full
-
-
-def _is_excluded(path: str, name: str, patterns: tuple[str, ...]) -> bool:
-    from fnmatch import fnmatch
-
-    normalized = Path(path).as_posix()
-    return any(
-        fnmatch(name, p) or fnmatch(normalized, p) or fnmatch(normalized, f"*/{p}")
-        for p in patterns
-    )
+def _write_in_place(path: str, data: bytes) -> None:
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from . import __version__
+from .config import FileConfig, Overrides, resolve
 from .engine import SourceSyntaxError, analysis_failed, check_source
 from .settings import Settings
 
@@ -41,8 +42,9 @@ class JaxClosureChecker:
         extra = getattr(options, "jax_compile_functions", None) or []
         if isinstance(extra, str):
             extra = extra.split(",")
-        # flake8 applies select, ignore and noqa itself.
-        cls.settings = Settings.with_extra_compile_functions(extra)
+        # flake8 applies select, ignore and noqa itself; the rest resolves as everywhere else.
+        names = tuple(name.strip() for name in extra if name.strip())
+        cls.settings = resolve(FileConfig(), Overrides(jax_compile_functions=names)).settings
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:

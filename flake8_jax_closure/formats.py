@@ -5,32 +5,103 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
-from .diagnostics import Finding
+from .diagnostics import Applicability, Finding
 from .rules import ANALYSIS_FAILED, RULES
 
-FileFindings = Sequence[tuple[str, Sequence[Finding]]]
-
 FORMATS = ("text", "json", "github", "sarif")
-INFORMATION_URI = "https://pypi.org/project/flake8-jax-closure/"
+INFORMATION_URI = "https://github.com/flake8-jax-closure/flake8-jax-closure"
+SYNTAX_ERROR = "E999"  # flake8's code for a file that does not parse
 
 
-def render(results: FileFindings, output_format: str) -> str:
+@dataclass(frozen=True)
+class FileReport:
+    """What one file gets reported for: findings, or Python's syntax error."""
+
+    path: str
+    findings: Sequence[Finding] = ()
+    syntax_error: tuple[str, int, int] | None = None  # message, line, column (1-based)
+
+    def entries(self) -> list[Finding]:
+        if self.syntax_error is None:
+            return list(self.findings)
+        message, line, column = self.syntax_error
+        return [
+            Finding(
+                code=SYNTAX_ERROR,
+                message=f"SyntaxError: {message}",
+                line=line,
+                column=max(column - 1, 0),
+                end_line=line,
+                end_column=max(column - 1, 0),
+            ),
+            *self.findings,
+        ]
+
+
+def render(reports: Sequence[FileReport], output_format: str, show_source: bool = False) -> str:
     if output_format == "json":
-        return json.dumps([_as_json(path, f) for path, fs in results for f in fs], indent=2) + "\n"
+        items = [_as_json(r.path, f) for r in reports for f in r.entries()]
+        return json.dumps(items, indent=2) + "\n"
     if output_format == "github":
-        return "".join(_github(path, f) for path, fs in results for f in fs)
+        return "".join(_github(r.path, f) for r in reports for f in r.entries())
     if output_format == "sarif":
-        return json.dumps(sarif(results), indent=2) + "\n"
-    return "".join(
-        f"{path}:{f.line}:{f.column + 1}: {f.text}\n" for path, fs in results for f in fs
-    )
+        return json.dumps(sarif(reports), indent=2) + "\n"
+    # Text: syntax errors are printed with the other errors, on stderr.
+    return "".join(_text(r.path, f, show_source) for r in reports for f in r.findings)
 
 
-def statistics(results: FileFindings) -> str:
-    counts = Counter(f.code for _, fs in results for f in fs)
+def _text(path: str, finding: Finding, show_source: bool) -> str:
+    fix = finding.fix
+    marker = " [*]" if fix is not None and fix.applicability is Applicability.SAFE else ""
+    where = f"{path}:{finding.line}:{finding.column + 1}"
+    out = [f"{where}: {finding.code}{marker} {finding.message}\n"]
+    if show_source:
+        out.append(_source(path, finding))
+    if fix is None and finding.no_fix_reason:
+        out.append(f"    no fix: {finding.no_fix_reason}\n")
+    return "".join(out)
+
+
+def _source(path: str, finding: Finding) -> str:
+    """The finding's line and a caret under it, as flake8's ``--show-source`` prints them."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return ""
+    if not 1 <= finding.line <= len(lines):
+        return ""
+    line = lines[finding.line - 1]
+    end = finding.end_column if finding.end_line == finding.line else len(line)
+    width = max(end - finding.column, 1)
+    return f"    {line}\n    {' ' * finding.column}{'^' * width}\n"
+
+
+def summary(reports: Sequence[FileReport], failed: bool = False) -> str:
+    """``Found 3 findings (2 fixable with `fix`, 1 with `--unsafe-fixes`).``, or ``All checks
+    passed!`` when nothing was found and nothing failed."""
+    findings = [f for r in reports for f in r.findings]
+    if not findings:
+        clean = not failed and not any(r.syntax_error for r in reports)
+        return "All checks passed!\n" if clean else ""
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    count = len(findings)
+    parts = []
+    if safe:
+        parts.append(f"{safe} fixable with `flake8-jax-closure fix`")
+    if unsafe:
+        parts.append(f"{unsafe} with `--unsafe-fixes`")
+    detail = f" ({', '.join(parts)})" if parts else ""
+    return f"Found {count} finding{'s' * (count != 1)}{detail}.\n"
+
+
+def statistics(reports: Sequence[FileReport]) -> str:
+    counts = Counter(f.code for r in reports for f in r.findings)
     return "".join(f"{count:<5} {code}\n" for code, count in sorted(counts.items()))
 
 
@@ -73,14 +144,15 @@ def _escape_property(text: str) -> str:
 
 
 def _github(path: str, finding: Finding) -> str:
+    level = "error" if finding.code in (ANALYSIS_FAILED, SYNTAX_ERROR) else "warning"
     return (
-        f"::warning file={_escape_property(path)},line={finding.line},col={finding.column + 1},"
+        f"::{level} file={_escape_property(path)},line={finding.line},col={finding.column + 1},"
         f"endLine={finding.end_line},endColumn={finding.end_column + 1},"
         f"title={finding.code}::{_escape_data(finding.text)}\n"
     )
 
 
-def sarif(results: FileFindings) -> dict[str, Any]:
+def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
     rules = [
         {"id": rule.code, "name": rule.code, "shortDescription": {"text": rule.summary}}
         for rule in RULES
@@ -90,6 +162,13 @@ def sarif(results: FileFindings) -> dict[str, Any]:
             "id": ANALYSIS_FAILED,
             "name": ANALYSIS_FAILED,
             "shortDescription": {"text": "the analysis failed on this file"},
+        }
+    )
+    rules.append(
+        {
+            "id": SYNTAX_ERROR,
+            "name": SYNTAX_ERROR,
+            "shortDescription": {"text": "the file does not parse"},
         }
     )
     return {
@@ -105,7 +184,7 @@ def sarif(results: FileFindings) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "results": [_sarif_result(path, f) for path, fs in results for f in fs],
+                "results": [_sarif_result(r.path, f) for r in reports for f in r.entries()],
             }
         ],
     }
@@ -115,7 +194,7 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
     location = {"uri": path.replace("\\", "/")}
     result: dict[str, Any] = {
         "ruleId": finding.code,
-        "level": "error" if finding.code == ANALYSIS_FAILED else "warning",
+        "level": "error" if finding.code in (ANALYSIS_FAILED, SYNTAX_ERROR) else "warning",
         "message": {"text": finding.text},
         "locations": [
             {

@@ -1,12 +1,22 @@
-"""Language server over stdio (pygls): diagnostics on open, change and save; a quick fix per
-fixable finding (the same edits as ``fix``); a "fix all" source action.
+"""Language server over stdio (pygls).
 
-Initialization option or setting ``{"unsafeFixes": true}`` also offers unsafe fixes. Settings
-from pyproject.toml (``[tool.flake8-jax-closure]``) above the document apply as on the command line.
+Diagnostics on open, change (debounced: a burst of keystrokes is analysed once, and work for an
+outdated version is dropped) and save, computed without edits (no libcst). Code actions are
+computed when asked, for the requested range only: a quick fix per fixable finding, an "ignore
+with ``# noqa``" action, and a ``source.fixAll.flake8-jax-closure`` action. Hover explains a
+finding. Diagnostics point at the line where the value changes (related information) and link
+to the rule's documentation. Columns are UTF-16 code units, as the protocol counts them.
+
+Settings (initialization options or ``workspace/didChangeConfiguration``, at the top level or
+under ``flake8-jax-closure``) use the configuration's key names (``unsafeFixes`` or
+``unsafe-fixes``, ``select``, ...) and win over the configuration file, as flags do on the
+command line. Files excluded by the configuration get no diagnostics. A configuration error is
+shown once until it changes.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,76 +25,127 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__
-from .config import ConfigError, FileConfig, load_config
+from .config import ConfigCache, ConfigError, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import SourceSyntaxError, check_source, fix_source
+from .formats import INFORMATION_URI
+from .noqa import noqa_comment
+from .positions import SourceLines
+from .rules import RULES
 from .settings import Settings
 
 SOURCE = "flake8-jax-closure"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+DEBOUNCE_SECONDS = 0.05
+_SUMMARIES = {rule.code: rule.summary for rule in RULES}
+
+
+def rule_url(code: str) -> str:
+    return f"{INFORMATION_URI}/blob/main/docs/rules/{code}.md"
 
 
 class JaxClosureServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__)
-        self.unsafe_fixes = False
+        self.overrides = Overrides()
+        self.configs: ConfigCache | None = None
+        self._shown_errors: set[str] = set()
+        self._pending: dict[str, asyncio.TimerHandle] = {}
 
-    def settings_for(self, uri: str) -> Settings:
-        config = FileConfig()
+    # -- settings ----------------------------------------------------------------------------
+
+    def set_overrides(self, value: Any) -> None:
+        if isinstance(value, dict):
+            nested = value.get(SOURCE, value)
+            if isinstance(nested, dict):
+                try:
+                    self.overrides = overrides_from(nested)
+                except ConfigError as error:
+                    self._show_error(str(error))
+        self.configs = None
+
+    def settings_for(self, uri: str) -> Settings | None:
+        """The settings for a document; None when the configuration excludes it."""
         path = to_fs_path(uri)
-        if path:
-            try:
-                config = load_config(Path(path).parent)
-            except ConfigError as error:
-                self.window_show_message(
-                    types.ShowMessageParams(type=types.MessageType.Error, message=str(error))
-                )
-        return Settings.with_extra_compile_functions(
-            config.jax_compile_functions or (),
-            select=config.select or ("JC",),
-            ignore=config.ignore or (),
-            unsafe_fixes=self.unsafe_fixes or bool(config.unsafe_fixes),
+        if self.configs is None:
+            self.configs = ConfigCache(self.overrides)
+        try:
+            resolved = self.configs.for_path(Path(path) if path else Path.cwd())
+        except ConfigError as error:
+            self._show_error(str(error))
+            resolved = resolve(FileConfig(), self.overrides)
+        if path and resolved.is_excluded(Path(path)):
+            return None
+        return resolved.settings_for(Path(path) if path else None)
+
+    def _show_error(self, message: str) -> None:
+        if message in self._shown_errors:
+            return
+        self._shown_errors.add(message)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=message)
         )
 
-    def findings(self, uri: str) -> list[Finding]:
+    # -- findings ----------------------------------------------------------------------------
+
+    def findings(
+        self, uri: str, *, edits_in: types.Range | None = None, with_edits: bool = False
+    ) -> list[Finding]:
         document = self.workspace.get_text_document(uri)
+        settings = self.settings_for(uri)
+        if settings is None:
+            return []
+        lines = SourceLines(document.source)
+
+        def in_range(finding: Finding) -> bool:
+            return edits_in is None or _overlaps(_range(finding, lines), edits_in)
+
         try:
-            return check_source(document.source, self.settings_for(uri))
+            return check_source(
+                document.source,
+                settings,
+                with_edits=with_edits,
+                edits_for=in_range if with_edits else None,
+            )
         except SourceSyntaxError:
             return []  # the editor's Python support reports syntax errors
 
-    def publish(self, uri: str) -> None:
-        diagnostics = [_diagnostic(f) for f in self.findings(uri)]
+    def publish(self, uri: str, version: int | None = None) -> None:
+        self._pending.pop(uri, None)
+        document = self.workspace.text_documents.get(uri)
+        if document is None or (version is not None and document.version != version):
+            return  # closed, or changed again since: a newer run is scheduled
+        lines = SourceLines(document.source)
+        diagnostics = [_diagnostic(f, uri, lines) for f in self.findings(uri)]
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
+
+    def forget(self, uri: str) -> None:
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+
+    def publish_soon(self, uri: str, version: int | None) -> None:
+        """Analyse after a short quiet period; a newer change replaces the pending run."""
+        self.forget(uri)
+        loop = asyncio.get_running_loop()
+        self._pending[uri] = loop.call_later(DEBOUNCE_SECONDS, self.publish, uri, version)
 
 
 server = JaxClosureServer()
 
 
-def _read_unsafe_setting(value: Any) -> bool | None:
-    if isinstance(value, dict):
-        nested = value.get(SOURCE, value)
-        if isinstance(nested, dict) and "unsafeFixes" in nested:
-            return bool(nested["unsafeFixes"])
-    return None
-
-
 @server.feature(types.INITIALIZE)
 def initialize(ls: JaxClosureServer, params: types.InitializeParams) -> None:
-    setting = _read_unsafe_setting(params.initialization_options)
-    if setting is not None:
-        ls.unsafe_fixes = setting
+    ls.set_overrides(params.initialization_options)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(
     ls: JaxClosureServer, params: types.DidChangeConfigurationParams
 ) -> None:
-    setting = _read_unsafe_setting(params.settings)
-    if setting is not None:
-        ls.unsafe_fixes = setting
+    ls.set_overrides(params.settings)
     for uri in list(ls.workspace.text_documents):
         ls.publish(uri)
 
@@ -96,19 +157,47 @@ def did_open(ls: JaxClosureServer, params: types.DidOpenTextDocumentParams) -> N
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: JaxClosureServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
+    ls.publish_soon(params.text_document.uri, params.text_document.version)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: JaxClosureServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.configs = None  # a saved configuration file may have changed
     ls.publish(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: JaxClosureServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.forget(params.text_document.uri)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: JaxClosureServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    lines = SourceLines(document.source)
+    point = types.Range(start=params.position, end=params.position)
+    texts = [_hover_text(f) for f in ls.findings(uri) if _overlaps(_range(f, lines), point)]
+    if not texts:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)
+        )
+    )
+
+
+def _hover_text(finding: Finding) -> str:
+    parts = [f"**{finding.code}** {finding.message}", "", _SUMMARIES.get(finding.code, "")]
+    if finding.fix is not None:
+        parts.append(f"\nFix ({finding.fix.applicability.value}): {finding.fix.description}")
+    elif finding.no_fix_reason:
+        parts.append(f"\nNo fix: {finding.no_fix_reason}")
+    parts.append(f"\n[{finding.code} documentation]({rule_url(finding.code)})")
+    return "\n".join(parts)
 
 
 @server.feature(
@@ -120,30 +209,56 @@ def did_close(ls: JaxClosureServer, params: types.DidCloseTextDocumentParams) ->
 def code_action(ls: JaxClosureServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     settings = ls.settings_for(uri)
+    if settings is None:
+        return []
+    document = ls.workspace.get_text_document(uri)
+    lines = SourceLines(document.source)
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
     wanted = params.context.only
     actions: list[types.CodeAction] = []
     if not wanted or types.CodeActionKind.QuickFix in wanted:
-        for finding in ls.findings(uri):
+        for finding in ls.findings(uri, edits_in=params.range, with_edits=True):
+            if not _overlaps(_range(finding, lines), params.range):
+                continue
             fix = finding.fix
-            if fix is None or fix.applicability not in allowed:
-                continue
-            if not _overlaps(_range(finding), params.range):
-                continue
-            actions.append(
-                types.CodeAction(
-                    title=f"{finding.code}: {fix.description}",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[_diagnostic(finding)],
-                    is_preferred=fix.applicability is Applicability.SAFE,
-                    edit=types.WorkspaceEdit(changes={uri: [_text_edit(e) for e in fix.edits]}),
+            if fix is not None and fix.applicability in allowed:
+                actions.append(
+                    types.CodeAction(
+                        title=f"{finding.code}: {fix.description}",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[_diagnostic(finding, uri, lines)],
+                        is_preferred=fix.applicability is Applicability.SAFE,
+                        edit=types.WorkspaceEdit(
+                            changes={uri: [_text_edit(e, lines) for e in fix.edits]}
+                        ),
+                    )
                 )
-            )
+            actions.append(_noqa_action(finding, uri, lines))
     if not wanted or any(kind.startswith(types.CodeActionKind.SourceFixAll) for kind in wanted):
         action = _fix_all(ls, uri, settings)
         if action is not None:
             actions.append(action)
     return actions
+
+
+def _noqa_action(finding: Finding, uri: str, lines: SourceLines) -> types.CodeAction:
+    line = lines.line(finding.line)
+    new = noqa_comment(line, finding.code)
+    edit = types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=finding.line - 1, character=0),
+            end=types.Position(
+                line=finding.line - 1, character=lines.utf16(finding.line, len(line))
+            ),
+        ),
+        new_text=new,
+    )
+    return types.CodeAction(
+        title=f"{finding.code}: ignore with `# noqa: {finding.code}`",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[_diagnostic(finding, uri, lines)],
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
 
 
 def _fix_all(ls: JaxClosureServer, uri: str, settings: Settings) -> types.CodeAction | None:
@@ -156,8 +271,9 @@ def _fix_all(ls: JaxClosureServer, uri: str, settings: Settings) -> types.CodeAc
         return None
     lines = document.source.splitlines(keepends=True)
     whole = types.Range(start=types.Position(0, 0), end=types.Position(len(lines), 0))
+    count = len(result.fixed)
     return types.CodeAction(
-        title=f"{SOURCE}: fix all ({len(result.fixed)} findings)",
+        title=f"{SOURCE}: fix all ({count} finding{'s' * (count != 1)})",
         kind=FIX_ALL_KIND,
         edit=types.WorkspaceEdit(
             changes={uri: [types.TextEdit(range=whole, new_text=result.source)]}
@@ -165,28 +281,59 @@ def _fix_all(ls: JaxClosureServer, uri: str, settings: Settings) -> types.CodeAc
     )
 
 
-def _range(finding: Finding) -> types.Range:
+def _range(finding: Finding, lines: SourceLines) -> types.Range:
     return types.Range(
-        start=types.Position(line=finding.line - 1, character=finding.column),
-        end=types.Position(line=finding.end_line - 1, character=finding.end_column),
+        start=types.Position(
+            line=finding.line - 1, character=lines.utf16(finding.line, finding.column)
+        ),
+        end=types.Position(
+            line=finding.end_line - 1, character=lines.utf16(finding.end_line, finding.end_column)
+        ),
     )
 
 
-def _diagnostic(finding: Finding) -> types.Diagnostic:
+def _diagnostic(finding: Finding, uri: str, lines: SourceLines) -> types.Diagnostic:
+    related = None
+    if finding.change_line is not None:
+        text = lines.line(finding.change_line)
+        indent = len(text) - len(text.lstrip())
+        where = types.Range(
+            start=types.Position(line=finding.change_line - 1, character=lines.utf16(
+                finding.change_line, indent)),
+            end=types.Position(
+                line=finding.change_line - 1,
+                character=lines.utf16(finding.change_line, len(text.rstrip())),
+            ),
+        )  # fmt: skip
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri, range=where),
+                message=f"'{finding.name}' changes here",
+            )
+        ]
+    message = finding.message
+    if finding.fix is None and finding.no_fix_reason:
+        message = f"{message} (no fix: {finding.no_fix_reason})"
     return types.Diagnostic(
-        range=_range(finding),
-        message=finding.message,
+        range=_range(finding, lines),
+        message=message,
         severity=types.DiagnosticSeverity.Warning,
         code=finding.code,
+        code_description=types.CodeDescription(href=rule_url(finding.code)),
         source=SOURCE,
+        related_information=related,
     )
 
 
-def _text_edit(edit: Edit) -> types.TextEdit:
+def _text_edit(edit: Edit, lines: SourceLines) -> types.TextEdit:
     return types.TextEdit(
         range=types.Range(
-            start=types.Position(line=edit.start_line - 1, character=edit.start_column),
-            end=types.Position(line=edit.end_line - 1, character=edit.end_column),
+            start=types.Position(
+                line=edit.start_line - 1, character=lines.utf16(edit.start_line, edit.start_column)
+            ),
+            end=types.Position(
+                line=edit.end_line - 1, character=lines.utf16(edit.end_line, edit.end_column)
+            ),
         ),
         new_text=edit.content,
     )

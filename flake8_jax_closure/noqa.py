@@ -1,6 +1,8 @@
-"""``# noqa`` comments, read the way flake8 reads them, for the standalone command line.
+"""``# noqa`` comments, read exactly the way flake8 reads them, for the standalone command line
+and the language server (flake8 applies ``# noqa`` itself; the plugin never filters again).
 
-flake8 applies ``# noqa`` itself; the plugin never filters again.
+flake8 finds the comment case-insensitively (``# NOQA``), but compares the codes after the colon
+as written: ``# noqa: jc102`` names no code flake8 reports, so it hides nothing, there or here.
 """
 
 from __future__ import annotations
@@ -9,13 +11,9 @@ import re
 
 from .diagnostics import Finding
 
-# flake8's own pattern: a bare noqa comment, or one with codes after a colon (JC101,JC102).
-_NOQA = re.compile(
-    r"# noqa"
-    r"(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"[A-Z][0-9]+", re.IGNORECASE)
+# flake8's ``defaults.NOQA_INLINE_REGEXP``: a bare comment, or one with codes after a colon.
+_NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+_SEPARATORS = re.compile(r"[,\s]")
 
 
 def is_suppressed(finding: Finding, lines: list[str]) -> bool:
@@ -25,6 +23,21 @@ def is_suppressed(finding: Finding, lines: list[str]) -> bool:
     if match is None:
         return False
     codes = match.group("codes")
-    if not codes:
+    if codes is None:
         return True
-    return any(finding.code.startswith(code.upper()) for code in _CODE.findall(codes))
+    named = {code.strip() for code in _SEPARATORS.split(codes) if code.strip()}
+    return finding.code in named or finding.code.startswith(tuple(named))
+
+
+def noqa_comment(line: str, code: str) -> str:
+    """``line`` with ``code`` added to its ``# noqa`` comment (or a new one)."""
+    body = line.rstrip("\r\n")
+    ending = line[len(body) :]
+    match = _NOQA.search(body)
+    if match is None:
+        return f"{body}  # noqa: {code}{ending}"
+    codes = match.group("codes")
+    if codes is None:
+        return line  # a bare ``# noqa`` hides everything already
+    end = match.start("codes") + len(codes.rstrip(", \t"))
+    return f"{body[:end]},{code}{body[end:]}{ending}"

@@ -54,10 +54,85 @@ def test_check_reports_findings_and_exits_1(project: Path) -> None:
     code, out, _ = run("check", "--jobs", "1", str(project))
     assert code == 1
     assert out == (
-        f"{project / 'pkg' / 'seed.py'}:39:16: JC101 'jitted_mult' (jax.jit) reads closure "
+        f"{project / 'pkg' / 'seed.py'}:39:16: JC101 [*] 'jitted_mult' (jax.jit) reads closure "
         "variable 'weights', rebound at line 43 in 'update_locally_created'; compiled calls "
         "keep the value from the first trace\n"
+        "Found 1 finding (1 fixable with `flake8-jax-closure fix`).\n"
     )
+
+
+def test_clean_check_says_so_and_quiet_prints_findings_only(project: Path) -> None:
+    assert run("check", str(project / "pkg" / "clean.py")) == (0, "All checks passed!\n", "")
+    code, out, _ = run("check", "--quiet", str(project / "pkg" / "seed.py"))
+    assert code == 1 and out.count("\n") == 1 and out.startswith(str(project / "pkg"))
+
+
+def test_text_output_says_why_a_finding_has_no_fix(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    for command in ("check", "fix", "diff"):
+        code, out, err = run(command, str(path))
+        assert "    no fix: the compiled object is passed on directly" in out + err, command
+    assert "Found 1 finding." in run("check", str(path))[1]
+
+
+def test_show_source_prints_the_line_and_a_caret(project: Path) -> None:
+    out = run("check", "--show-source", "--quiet", str(project / "pkg" / "seed.py"))[1]
+    lines = out.splitlines()
+    assert lines[1] == "            return weights.dot(input_var)"
+    assert lines[2] == "    " + " " * 15 + "^" * 7
+
+
+def test_output_file(project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    code, out, _ = run("check", "--format", "json", "-o", str(target), str(project / "pkg"))
+    assert (code, out) == (1, "")
+    assert json.loads(target.read_text())[0]["code"] == "JC101"
+
+
+def test_unknown_selectors_stop_with_a_message(project: Path) -> None:
+    for flag in ("--select", "--ignore", "--extend-select", "--extend-ignore"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "flake8_jax_closure", "check", flag, "JX999", str(project)],
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 2, flag
+        assert "unknown rule selector 'JX999'" in completed.stderr
+    path = project / "pkg" / "seed.py"
+    assert run("check", "--select", "JC", "--extend-ignore", "JC101", str(path))[0] == 0
+    assert run("check", "--select", "JC9", "--extend-select", "JC101", str(path))[0] == 1
+
+
+def test_rule_prints_its_documentation() -> None:
+    code, out, _ = run("rule", "JC101")
+    assert code == 0 and out.startswith("JC101: ") and "Why is this bad" in out
+    assert "JC104" in run("rule")[1]
+    assert run("rule", "JC999")[0] == 2
+
+
+def test_syntax_error_uses_pythons_message_and_position(tmp_path: Path) -> None:
+    path = tmp_path / "syn.py"
+    path.write_text("import jax\n\nf = jax.jit(abs(\n", encoding="utf-8")
+    code, out, err = run("check", str(path))
+    assert code == 2
+    assert err == f"{path}:3:16: syntax error: '(' was never closed\n"
+    code, out, _ = run("check", "--format", "json", str(path))
+    (entry,) = json.loads(out)
+    assert (entry["code"], entry["line"], entry["column"]) == ("E999", 3, 16)
+    assert entry["message"] == "SyntaxError: '(' was never closed"
+    assert "::error file=" in run("check", "--format", "github", str(path))[1]
+
+
+def test_no_python_files_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    code, out, err = run("check", str(tmp_path))
+    assert code == 0 and "no Python files found" in err
+
+
+def test_a_path_given_twice_is_checked_once(project: Path) -> None:
+    path = str(project / "pkg" / "seed.py")
+    assert run("check", "--quiet", path, path)[1].count("JC101") == 1
 
 
 def test_check_clean_file_exits_0(project: Path) -> None:
@@ -122,11 +197,13 @@ def test_noqa_and_select_ignore(tmp_path: Path) -> None:
     assert run("check", str(path))[0] == 1
     assert run("check", "--ignore", "JC102", str(path))[0] == 0
     assert run("check", "--select", "JC101", str(path))[0] == 0
-    for comment in ("  # noqa", "  # noqa: JC102", "  # NOQA:JC1"):
+    for comment in ("  # noqa", "  # noqa: JC102", "  # NOQA:JC1", "  # noqa: E501,JC102"):
         path.write_text(STALE.format(noqa=comment), encoding="utf-8")
         assert run("check", str(path))[0] == 0, comment
-    path.write_text(STALE.format(noqa="  # noqa: E501"), encoding="utf-8")
-    assert run("check", str(path))[0] == 1
+    # Another code (JC101 is not JC102), and codes as written (flake8 compares them as written).
+    for comment in ("  # noqa: E501", "  # noqa: JC101", "  # NOQA: jc102"):
+        path.write_text(STALE.format(noqa=comment), encoding="utf-8")
+        assert run("check", str(path))[0] == 1, comment
 
 
 def test_json_lists_finding_and_fix(project: Path) -> None:
@@ -172,6 +249,37 @@ def test_fix_writes_atomically_and_keeps_mode(project: Path) -> None:
     assert run("fix", str(path))[1:] == ("", "fixed 0 findings, 0 remaining\n")
 
 
+def test_fix_refuses_a_read_only_file(project: Path) -> None:
+    path = project / "pkg" / "seed.py"
+    os.chmod(path, 0o444)
+    code, _, err = run("fix", str(path))
+    assert code == 2
+    assert f"{path}: cannot write: permission denied; left alone" in err
+    assert "fixed 0 findings" in err
+    assert path.read_text(encoding="utf-8") == SEED
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_fix_writes_through_a_symbolic_link(project: Path) -> None:
+    real = project / "pkg" / "seed.py"
+    link = project / "link.py"
+    link.symlink_to(real)
+    assert run("fix", str(link))[0] == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text(encoding="utf-8") == SEED_FIXED
+
+
+def test_fix_keeps_the_owner(project: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
+    path = project / "pkg" / "seed.py"
+    os.chown(path, 12345, 12346)
+    assert run("fix", str(path))[0] == 0
+    status = path.stat()
+    assert (status.st_uid, status.st_gid) == (12345, 12346)
+    assert path.read_text(encoding="utf-8") == SEED_FIXED
+
+
 def test_fix_exit_non_zero_on_fix(project: Path) -> None:
     path = project / "pkg" / "seed.py"
     assert run("fix", "--exit-non-zero-on-fix", str(path))[0] == 1
@@ -185,6 +293,22 @@ def test_diff_prints_and_does_not_write(project: Path) -> None:
         assert code == 1
         assert "+    def _jitted_mult_compiled(input_var, *, weights):" in out
         assert path.read_text(encoding="utf-8") == SEED
+
+
+def test_diff_with_nothing_to_show_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    code, out, _ = run("diff", str(path))
+    assert (code, out) == (0, "")
+
+
+def test_fix_exit_zero_and_format(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    assert run("fix", str(path))[0] == 1
+    assert run("fix", "--exit-zero", str(path))[0] == 0
+    code, out, _ = run("fix", "--format", "json", str(path))
+    assert json.loads(out)[0]["no_fix_reason"].startswith("the compiled object is passed on")
 
 
 @pytest.mark.parametrize(
@@ -257,6 +381,39 @@ def test_console_script_and_module_entry_points(project: Path) -> None:
     assert ":39:16: JC101 " in completed.stdout
 
 
+def test_interrupt_exits_130_at_once(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    big = "\n".join(
+        SEED.replace("weights", f"w{i}").replace("def ", f"def f{i}_") for i in range(40)
+    )
+    for index in range(200):
+        (tmp_path / f"m{index}.py").write_text(big.replace("create_weight", f"c{index}"))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "flake8_jax_closure",
+            "check",
+            "--no-cache",
+            "-j",
+            "2",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.0)
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert time.monotonic() - started < 1.0
+    assert "Traceback" not in err
+
+
 def test_usage_error_exits_2() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "flake8_jax_closure", "check", "--format", "xml"],
@@ -278,8 +435,8 @@ def test_cache_answers_repeated_runs_and_follows_content(tmp_path: Path) -> None
     doctored = json.loads(entries[0].read_text())
     doctored[0]["message"] = "from the cache"
     entries[0].write_text(json.dumps(doctored))
-    assert "JC101 from the cache" in run("check", str(path))[1]
-    assert "JC101 from the cache" not in run("check", "--no-cache", str(path))[1]
+    assert "JC101 [*] from the cache" in run("check", str(path))[1]
+    assert "from the cache" not in run("check", "--no-cache", str(path))[1]
     # Another content or other options miss the entry.
     path.write_text(SEED + "\n", encoding="utf-8")
     assert "from the cache" not in run("check", str(path))[1]
@@ -305,3 +462,22 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path: Path) -> None:
     outputs = {process.communicate()[0] for process in processes}
     assert len(outputs) == 1 and next(iter(outputs)).count("JC101") == 8
     assert run("check", "--jobs", "1", str(tmp_path))[1] == next(iter(outputs))
+
+
+def test_columns_count_characters_on_non_ascii_lines(tmp_path: Path) -> None:
+    """``ast`` counts columns in UTF-8 bytes; findings count characters (the emoji is 4 bytes,
+    1 character), and the edits of the fix apply at the right place."""
+    source = SEED.replace(
+        "        return weights.dot(input_var)\n\n    def update",
+        '        return ("\U0001f600", weights.dot(input_var))[1]\n\n    def update',
+        1,
+    )
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    out = run("check", "--quiet", str(path))[1]
+    assert f"{path}:39:22: JC101" in out
+    (entry,) = json.loads(run("check", "--format", "json", str(path))[1])
+    assert (entry["column"], entry["end_column"]) == (22, 29)
+    assert run("fix", str(path))[0] == 0
+    assert '("\U0001f600", weights.dot(input_var))[1]' in path.read_text(encoding="utf-8")
+    assert "_jitted_mult_compiled(input_var, weights=weights)" in path.read_text(encoding="utf-8")

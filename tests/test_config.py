@@ -42,7 +42,7 @@ def test_pyproject_settings_apply_and_flags_win(
         '[tool.flake8-jax-closure]\njax-compile-functions = ["mylib.fast_jit"]\nselect = ["JC1"]\n'
     )
     code, out, _ = run(tmp_path, "check", "m.py", monkeypatch=monkeypatch)
-    assert code == 1 and "JC102 'f' (mylib.fast_jit)" in out
+    assert code == 1 and "JC102 [*] 'f' (mylib.fast_jit)" in out
     assert run(tmp_path, "check", "--select", "JC101", "m.py", monkeypatch=monkeypatch)[0] == 0
     (tmp_path / "pyproject.toml").write_text(
         '[tool.flake8-jax-closure]\njax-compile-functions = "mylib.fast_jit"\nignore = ["JC102"]\n'

@@ -110,9 +110,15 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
     assert diagnostic.code == "JC101" and diagnostic.source == "flake8-jax-closure"
     assert (diagnostic.range.start.line, diagnostic.range.start.character) == (38, 15)
     assert "reads closure variable 'weights'" in diagnostic.message
-    (action,) = result["quick"]
+    action, ignore = result["quick"]
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert result["fixed_text"] == SEED_FIXED
+    assert ignore.title == "JC101: ignore with `# noqa: JC101`"
+    (noqa_edit,) = ignore.edit.changes[result["uri"]]
+    assert noqa_edit.new_text == "        return weights.dot(input_var)  # noqa: JC101"
+    assert diagnostic.code_description.href.endswith("/docs/rules/JC101.md")
+    (related,) = diagnostic.related_information
+    assert related.location.range.start.line == 42 and "'weights' changes here" in related.message
     (fix_all,) = result["fix_all"]
     assert fix_all.kind == "source.fixAll.flake8-jax-closure"
     assert apply_edits(SEED, fix_all.edit.changes[result["uri"]]) == SEED_FIXED
@@ -132,10 +138,100 @@ def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
         await close(client)
         return found or []
 
-    assert asyncio.run(actions(None)) == []
+    def titles(found: list[types.CodeAction]) -> list[str]:
+        return [a.title.split(":")[0] + (" noqa" if "noqa" in a.title else "") for a in found]
+
+    assert titles(asyncio.run(actions(None))) == ["JC103 noqa"]
     offered = asyncio.run(actions({"unsafeFixes": True}))
     assert [a.kind for a in offered] == [
+        types.CodeActionKind.QuickFix,
         types.CodeActionKind.QuickFix,
         "source.fixAll.flake8-jax-closure",
     ]
     assert not offered[0].is_preferred
+    assert offered[2].title == "flake8-jax-closure: fix all (1 finding)"
+    # The editor's setting wins over the configuration, both ways.
+    (tmp_path / "pyproject.toml").write_text("[tool.flake8-jax-closure]\nunsafe-fixes = true\n")
+    assert titles(asyncio.run(actions({"unsafeFixes": False}))) == ["JC103 noqa"]
+    assert len(asyncio.run(actions(None))) == 3
+
+
+def test_hover_utf16_columns_exclusion_and_one_error_message(tmp_path: Path) -> None:
+    # An emoji (two UTF-16 units) before the read on its line moves the column by two.
+    source = SEED.replace(
+        "        return weights.dot(input_var)\n\n    def update",
+        '        return ("\U0001f600", weights.dot(input_var))[1]\n\n    def update',
+        1,
+    )
+    uri = (tmp_path / "m.py").as_uri()
+
+    async def run_session() -> tuple[Any, Any, list[Any]]:
+        messages: list[Any] = []
+        client, published = await open_document(source, uri)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def on_message(params: types.ShowMessageParams) -> None:
+            messages.append(params)
+
+        opened = await asyncio.wait_for(published.get(), 30)
+        hovered = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=opened.diagnostics[0].range.start,
+            )
+        )
+        # A broken configuration is reported once, not on every change.
+        (tmp_path / "pyproject.toml").write_text("[tool.flake8-jax-closure]\nselct = 1\n")
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"unsafeFixes": False})
+        )
+        for version in range(2, 5):
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=source)],
+                )
+            )
+            await asyncio.sleep(0.2)
+        # Excluded by the configuration: no diagnostics.
+        (tmp_path / "pyproject.toml").write_text(
+            '[tool.flake8-jax-closure]\nextend-exclude = ["m.py"]\n'
+        )
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+        excluded = None
+        while excluded is None or excluded.diagnostics:
+            excluded = await asyncio.wait_for(published.get(), 30)
+        await close(client)
+        return opened, hovered, messages
+
+    opened, hovered, messages = asyncio.run(run_session())
+    (diagnostic,) = opened.diagnostics
+    assert diagnostic.range.start.character == 21 + 1  # 21 characters, 22 UTF-16 units
+    assert "**JC101**" in hovered.contents.value and "Fix (safe)" in hovered.contents.value
+    errors = [m for m in messages if "unknown key 'selct'" in m.message]
+    assert len(errors) == 1
+
+
+def test_quick_changes_are_analysed_once(tmp_path: Path) -> None:
+    uri = (tmp_path / "m.py").as_uri()
+
+    async def run_session() -> list[Any]:
+        client, published = await open_document(SEED, uri)
+        await asyncio.wait_for(published.get(), 30)
+        for version in range(2, 12):
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(
+                        text=SEED + f"# {version}\n")],
+                )
+            )  # fmt: skip
+        await asyncio.sleep(1.0)
+        seen = []
+        while not published.empty():
+            seen.append(published.get_nowait())
+        await close(client)
+        return seen
+
+    seen = asyncio.run(run_session())
+    assert [p.version for p in seen] == [11]

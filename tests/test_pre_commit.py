@@ -49,7 +49,7 @@ def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
 
     check = _try_repo("flake8-jax-closure", project, env)
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "seed.py:39:16: JC101 'jitted_mult'" in check.stdout
+    assert "seed.py:39:16: JC101 [*] 'jitted_mult'" in check.stdout
 
     fix = _try_repo("flake8-jax-closure-fix", project, env)
     assert fix.returncode == 1, fix.stdout + fix.stderr
@@ -59,3 +59,17 @@ def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
     again = _try_repo("flake8-jax-closure", project, env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_hooks_honour_exclude_for_the_files_pre_commit_names(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "vendored").mkdir(parents=True)
+    env = _environment(tmp_path / "pre-commit-home")
+    shutil.copy(FIXTURES / "seed.py", project / "vendored" / "seed.py")
+    (project / "pyproject.toml").write_text(
+        '[tool.flake8-jax-closure]\nextend-exclude = ["vendored"]\n'
+    )
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "add", "."], cwd=project, check=True, env=env)
+    check = _try_repo("flake8-jax-closure", project, env)
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -38,7 +38,7 @@ def test_sarif_with_findings_and_fixes_is_valid(validator: jsonschema.Draft4Vali
     assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 0
     assert any("fixes" in r for r in results) and any("fixes" not in r for r in results)
     rule_ids = [rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
-    assert rule_ids == ["JC101", "JC102", "JC103", "JC104", "JC900"]
+    assert rule_ids == ["JC101", "JC102", "JC103", "JC104", "JC900", "E999"]
 
 
 def test_empty_sarif_is_valid(validator: jsonschema.Draft4Validator) -> None:

@@ -23,4 +23,4 @@ def test_own_code_is_clean() -> None:
         stdout=out,
         stderr=err,
     )
-    assert (code, out.getvalue(), err.getvalue()) == (0, "", "")
+    assert (code, out.getvalue(), err.getvalue()) == (0, "All checks passed!\n", "")

@@ -23,6 +23,7 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
     engine converts them to characters)."""
     read = capture.first_read
     (line, column), (end_line, end_column) = read.start, read.end
+    change = capture.rebinding or capture.mutation
     return Finding(
         code=code,
         message=message,
@@ -32,6 +33,7 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
         end_column=end_column,
         function=capture.compiled.name,
         name=capture.name if capture.attribute is None else f"{capture.name}.{capture.attribute}",
+        change_line=change.line if change is not None else None,
     )
 
 
