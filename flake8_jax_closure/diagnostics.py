@@ -25,8 +25,13 @@ class Edit:
 @dataclass(frozen=True)
 class Fix:
     applicability: Applicability
-    description: str
+    description: str  # what the fix does, then why it is safe or unsafe in parentheses
     edits: tuple[Edit, ...]
+
+    @property
+    def title(self) -> str:
+        """What the fix does, without the reason: short enough for an editor's menu."""
+        return self.description.split(" (", 1)[0]
 
 
 @dataclass(frozen=True)

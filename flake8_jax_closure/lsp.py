@@ -224,7 +224,7 @@ def code_action(ls: JaxClosureServer, params: types.CodeActionParams) -> list[ty
             if fix is not None and fix.applicability in allowed:
                 actions.append(
                     types.CodeAction(
-                        title=f"{finding.code}: {fix.description}",
+                        title=f"{finding.code}: {fix.title}",
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[_diagnostic(finding, uri, lines)],
                         is_preferred=fix.applicability is Applicability.SAFE,

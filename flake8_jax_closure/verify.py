@@ -12,6 +12,7 @@ import ast
 import enum
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,8 @@ class VerifyReport:
     fixed: RunOutcome | None
     findings: list[FindingReport] = field(default_factory=list)
     written: bool = False
+    # What to try when nothing ran (a file without a ``__main__`` block).
+    hint: str | None = None
 
     @property
     def success(self) -> bool:
@@ -86,26 +89,79 @@ class VerifyOptions:
     write: bool = False
 
 
-def compiled_first_lines(source: str, settings: Settings) -> list[tuple[int, int, int]]:
-    """(first line as Python reports it, start line, end line) of each compiled function."""
+@dataclass(frozen=True)
+class CompiledSpan:
+    first_line: int  # as Python reports it: the first decorator's line
+    start: int
+    end: int
+    name: str  # the def's name ("<lambda>" for lambdas)
+
+
+def compiled_spans(source: str, settings: Settings) -> list[CompiledSpan]:
+    """Where each compiled function of the source is, in source order."""
     tree = parse_tree(source)
     finder = CompiledFunctionFinder(Facts(tree, source), settings.compile_functions)
-    spans: dict[int, tuple[int, int, int]] = {}
+    spans: dict[int, CompiledSpan] = {}
     for site in finder.find():
         function = site.function
         first = function.lineno
-        if not isinstance(function, ast.Lambda) and function.decorator_list:
-            first = function.decorator_list[0].lineno
-        spans[id(function)] = (first, function.lineno, function.end_lineno or function.lineno)
-    return sorted(spans.values())
+        name = "<lambda>"
+        if not isinstance(function, ast.Lambda):
+            name = function.name
+            if function.decorator_list:
+                first = function.decorator_list[0].lineno
+        end = function.end_lineno or function.lineno
+        spans[id(function)] = CompiledSpan(first, function.lineno, end, name)
+    return sorted(spans.values(), key=lambda span: (span.start, span.first_line))
 
 
-def _owning_function(finding: Finding, spans: Sequence[tuple[int, int, int]]) -> int | None:
+# The fix renames a compiled function ``f`` to ``_f_compiled`` (``_f_compiled_2``, ...) or,
+# compiled by call, ``_f_impl``.
+_FIXED_NAME = re.compile(r"_(?P<name>.+)_(?:compiled|impl)(?:_\d+)?")
+
+
+def _original_name(fixed_name: str) -> str:
+    match = _FIXED_NAME.fullmatch(fixed_name)
+    return match.group("name") if match else fixed_name
+
+
+def pair_spans(
+    original: Sequence[CompiledSpan], fixed: Sequence[CompiledSpan]
+) -> dict[int, CompiledSpan]:
+    """Each original compiled function's counterpart in the fixed program: the k-th function
+    of a name pairs with the k-th fixed function of that name or its fixed name."""
+    by_name: dict[str, list[CompiledSpan]] = {}
+    for span in fixed:
+        by_name.setdefault(_original_name(span.name), []).append(span)
+    seen: dict[str, int] = {}
+    pairs: dict[int, CompiledSpan] = {}
+    for index, span in enumerate(original):
+        rank = seen.get(span.name, 0)
+        seen[span.name] = rank + 1
+        candidates = by_name.get(span.name, [])
+        if rank < len(candidates):
+            pairs[index] = candidates[rank]
+    return pairs
+
+
+def _enclosing_function_line(source: str, line: int) -> int | None:
+    """The first line (as Python reports it) of the innermost def around ``line``."""
+    best: tuple[int, int] | None = None
+    for node in ast.walk(parse_tree(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or end - node.lineno < best[0]):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                best = (end - node.lineno, first)
+    return best[1] if best else None
+
+
+def _owning_function(finding: Finding, spans: Sequence[CompiledSpan]) -> int | None:
     """Index of the innermost compiled function whose span holds the finding's line."""
     holding = [
-        (end - start, index)
-        for index, (_, start, end) in enumerate(spans)
-        if start <= finding.line <= end
+        (span.end - span.start, index)
+        for index, span in enumerate(spans)
+        if span.start <= finding.line <= span.end
     ]
     return min(holding)[1] if holding else None
 
@@ -120,8 +176,8 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
     try:
         findings = check_source(source, settings)
         outcome = fix_source(source, settings)
-        original_spans = compiled_first_lines(source, settings)
-        fixed_spans = compiled_first_lines(outcome.source, settings)
+        original_spans = compiled_spans(source, settings)
+        pairs = pair_spans(original_spans, compiled_spans(outcome.source, settings))
     except SourceSyntaxError as error:
         raise VerifyError(f"{path}: syntax error: {error}") from error
 
@@ -129,12 +185,13 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         original_run = _run_program(
             path, source, os.path.join(workspace, "original"), settings, options
         )
-        _check_platform(original_run, options)
+        _check_run("original", original_run, options)
         fixed_run = None
         if outcome.fixed:
             fixed_run = _run_program(
                 path, outcome.source, os.path.join(workspace, "fixed"), settings, options
             )
+            _check_run("fixed", fixed_run, options)
 
     report = VerifyReport(
         path, original_run.platform, original_run.device_kind, original_run, fixed_run
@@ -142,14 +199,19 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
     fixed_names = {(f.line, f.name) for f in outcome.fixed}
     for finding in findings:
         index = _owning_function(finding, original_spans)
-        original_record = (
-            original_run.functions.get(original_spans[index][0]) if index is not None else None
-        )
+        if index is not None:
+            first_line: int | None = original_spans[index].first_line
+        else:
+            # Compiled where the analysis sees no function to fix (``jax.jit(self._step)``):
+            # the function around the finding is what the instrumentation saw.
+            first_line = _enclosing_function_line(source, finding.line)
+        original_record = original_run.functions.get(first_line) if first_line else None
         fixed_record = None
-        if index is not None and fixed_run is not None and len(fixed_spans) == len(original_spans):
-            fixed_record = fixed_run.functions.get(fixed_spans[index][0])
+        if index is not None and fixed_run is not None and index in pairs:
+            fixed_record = fixed_run.functions.get(pairs[index].first_line)
         applied = (finding.line, finding.name) in fixed_names
         report.findings.append(_judge(finding, applied, original_record, fixed_record, fixed_run))
+    report.hint = _hint(source, original_run, options)
     if options.write and report.success and outcome.fixed:
         from .files import read_source, write_source
 
@@ -171,8 +233,8 @@ def _judge(
         return FindingReport(finding, Verdict.NOT_EXERCISED, original, fixed)
     changed = None
     if fixed is not None:
-        outputs = [o for o in fixed["compiled_outputs"] if o is not None]
-        changed = len(set(outputs)) > 1
+        digests = [d for d in fixed["output_digests"] if d is not None]
+        changed = len(set(digests)) > 1 if digests else None
     if fixed_run is None or fixed_run.status != "ok" or fixed is None or fixed["divergent_calls"]:
         return FindingReport(finding, Verdict.REGRESSION, original, fixed, changed)
     if not original["divergent_calls"]:
@@ -180,11 +242,38 @@ def _judge(
     return FindingReport(finding, Verdict.CONFIRMED, original, fixed, changed)
 
 
-def _check_platform(run: RunOutcome, options: VerifyOptions) -> None:
+def _check_run(label: str, run: RunOutcome, options: VerifyOptions) -> None:
+    """Runs that say nothing about the findings are errors, not verdicts."""
+    if run.status == "platform-error":
+        raise VerifyError(f"JAX cannot run on platform '{options.platform}': {run.error}")
+    if run.status == "timeout":
+        raise VerifyError(
+            f"the {label} program ran past {options.timeout:g} s and was stopped; raise "
+            "--timeout, or verify a shorter run with --entry"
+        )
     if options.require_accelerator and run.platform in ("cpu", ""):
         raise VerifyError(
             f"an accelerator is required, but JAX runs on {run.platform or 'nothing'}"
         )
+
+
+def _hint(source: str, run: RunOutcome, options: VerifyOptions) -> str | None:
+    """What to try when the run called no compiled function at all."""
+    if run.status != "ok" or any(r["calls"] for r in run.functions.values()):
+        return None
+    if options.pytest_args is not None:
+        return "the tests called no compiled function of the file; select tests that do"
+    if options.entry is not None:
+        return f"'{options.entry}' called no compiled function of the file"
+    where = (
+        "its '__main__' block calls no compiled function"
+        if re.search(r"""__name__\s*==\s*["']__main__["']""", source)
+        else "the file has no 'if __name__ == \"__main__\":' block"
+    )
+    return (
+        f"nothing called a compiled function: {where}; name a function that does with "
+        "--entry FUNCTION (or --entry module:function), or run tests with -- pytest ARGS"
+    )
 
 
 def _run_program(
@@ -201,6 +290,8 @@ def _run_program(
         "pytest_args": list(options.pytest_args) if options.pytest_args is not None else None,
         "compile_functions": sorted(settings.compile_functions),
         "report": report_path,
+        # pytest's arguments are paths relative to where the user ran verify.
+        "cwd": os.getcwd(),
     }
     spec_path = os.path.join(folder, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as handle:
@@ -263,17 +354,53 @@ def _last_line(text: str) -> str:
 # -- the report ------------------------------------------------------------------------------------
 
 
-def _outputs(record: dict[str, Any] | None) -> str:
-    if not record:
-        return "-"
-    values = ["?" if v is None else repr(float(v)) for v in record["compiled_outputs"]]
-    more = ", ..." if values and record["calls"] > len(values) else ""
-    return "[" + ", ".join(values) + more + "]"
+def _outputs(record: dict[str, Any]) -> str:
+    """Each distinct compiled output, described, with the calls that returned it."""
+    digests: list[str | None] = record["output_digests"]
+    calls: dict[str, list[int]] = {}
+    for number, digest in enumerate(digests, start=1):
+        if digest is not None:
+            calls.setdefault(digest, []).append(number)
+    if not calls:
+        return "compiled outputs: none comparable"
+    described = []
+    for digest, numbers in calls.items():
+        description = record["descriptions"].get(digest)
+        if description is None:
+            continue
+        described.append(f"{description} (calls {_call_numbers(numbers)})")
+    kept = f" of the first {len(digests)}" if record["calls"] > len(digests) else ""
+    count = f"{len(calls)} distinct in {len(digests)} calls{kept}"
+    more = "; ..." if len(described) < len(calls) else ""
+    return f"compiled outputs, {count}: " + "; ".join(described) + more
 
 
-def _run_line(label: str, record: dict[str, Any] | None) -> str:
-    if not record:
-        return f"  {label}: never called"
+def _call_numbers(numbers: list[int]) -> str:
+    """``1-3, 5``: the calls that returned one output."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    parts = [str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs]
+    shown = ", ".join(parts[:6])
+    return shown + (", ..." if len(parts) > 6 else "")
+
+
+def _run_lines(label: str, record: dict[str, Any] | None) -> list[str]:
+    if not record or not record["calls"]:
+        nested = record.get("nested_calls", 0) if record else 0
+        if nested:
+            return [
+                f"  {label}: called only inside other compiled calls ({nested} times), which "
+                "are the ones compared"
+            ]
+        return [f"  {label}: never called"]
+    return [f"  {label}: {_run_detail(record)}", f"    {_outputs(record)}"]
+
+
+def _run_detail(record: dict[str, Any]) -> str:
     divergent = record["divergent_calls"]
     if record.get("failed_calls"):
         detail = f"the compiled call raised in {record['failed_calls']} of {record['calls']} calls"
@@ -281,11 +408,11 @@ def _run_line(label: str, record: dict[str, Any] | None) -> str:
         detail = (
             f"compiled differs from eager in {len(divergent)} of {record['calls']} calls "
             f"(first at call {divergent[0]}, "
-            f"largest difference {float(record['largest_difference'])!r})"
+            f"largest difference {float(record['largest_difference']):.6g})"
         )
     else:
         detail = f"compiled equals eager in all {record['calls']} calls"
-    return f"  {label}: {detail}; compiled outputs {_outputs(record)}"
+    return detail
 
 
 def render_text(report: VerifyReport) -> str:
@@ -305,9 +432,9 @@ def render_text(report: VerifyReport) -> str:
                 f"the fix is {f.fix.applicability.value}" if f.fix else "no fix"
             )
             lines.append(f"  no fix applied: {reason}")
-        lines.append(_run_line("original", item.original))
+        lines.extend(_run_lines("original", item.original))
         if item.verdict is not Verdict.NO_FIX:
-            lines.append(_run_line("fixed", item.fixed))
+            lines.extend(_run_lines("fixed", item.fixed))
             if item.fixed_output_changed is not None:
                 followed = (
                     "changed between calls"
@@ -317,6 +444,8 @@ def render_text(report: VerifyReport) -> str:
                 lines.append(f"  fixed compiled output {followed}")
     if not report.findings:
         lines.append("no findings to verify")
+    if report.hint is not None and report.findings:
+        lines.append(f"hint: {report.hint}")
     if report.written:
         lines.append(f"wrote the fixed program to {report.path}")
     return "\n".join(lines) + "\n"
@@ -340,6 +469,7 @@ def render_json(report: VerifyReport) -> str:
         "fixed_run": run(report.fixed),
         "written": report.written,
         "success": report.success,
+        "hint": report.hint,
         "findings": [
             {
                 "code": item.finding.code,

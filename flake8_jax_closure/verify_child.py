@@ -31,14 +31,33 @@ def _describe(error: BaseException, program: str) -> str:
     return f"{type(error).__name__}: {message[0] if message else ''}{where}"
 
 
-def _import_as_module(program: str) -> None:
-    name = os.path.splitext(os.path.basename(program))[0]
+def _module_name(program: str) -> str:
+    return os.path.splitext(os.path.basename(program))[0]
+
+
+def _import_as_module(program: str) -> Any:
+    """Import the copy being verified under the module name of the user's file."""
+    name = _module_name(program)
     spec = importlib.util.spec_from_file_location(name, program)
     if spec is None or spec.loader is None:
-        return
+        raise ImportError(f"cannot import {program}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def _call_entry(entry: str, program: str) -> None:
+    """``function`` (of the verified file) or ``module:function``."""
+    module_name, _, function_name = entry.rpartition(":")
+    if not module_name or module_name == _module_name(program):
+        module = _import_as_module(program)
+    else:
+        module = importlib.import_module(module_name)
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise LookupError(f"the entry '{entry}' names no function of {module.__name__}")
+    function()
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
@@ -53,9 +72,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         recorder = instrument.install(
             lambda filename: os.path.realpath(filename) == program, spec["compile_functions"]
         )
-        report.update(instrument.platform_description())
     except ImportError as error:
         return {**report, "status": "error", "error": f"jax is not installed: {error}"}
+    try:
+        report.update(instrument.platform_description())
+    except RuntimeError as error:  # no such backend, or no device for it
+        first = str(error).strip().splitlines()
+        return {**report, "status": "platform-error", "error": first[0] if first else ""}
     sys.path.insert(0, directory)
     try:
         entry = spec.get("entry")
@@ -65,13 +88,16 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
             # Tests import the module by name: make that name mean the copy being verified.
             _import_as_module(program)
-            code = pytest.main(list(pytest_args))
+            # Paths in the arguments are the user's, relative to where verify was run.
+            os.chdir(spec.get("cwd") or directory)
+            arguments = list(pytest_args)
+            if "cacheprovider" not in " ".join(arguments):
+                arguments[:0] = ["-p", "no:cacheprovider"]  # write nothing into the project
+            code = pytest.main(arguments)
             if code not in (0, 5):
                 report.update(status="error", error=f"pytest exited with {int(code)}")
         elif entry:
-            module_name, _, function_name = entry.partition(":")
-            module = importlib.import_module(module_name)
-            getattr(module, function_name)()
+            _call_entry(entry, program)
         else:
             runpy.run_path(program, run_name="__main__")
     except SystemExit as exit_:

@@ -49,9 +49,9 @@ def assert_sound(source: str) -> None:
 
 
 def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list) -> None:
-    from flake8_jax_closure.verify import compiled_first_lines
+    from flake8_jax_closure.verify import compiled_spans
 
-    spans = compiled_first_lines(source, EVERYTHING)
+    spans = compiled_spans(source, EVERYTHING)
     compile_lines = {
         number
         for number, line in enumerate(source.splitlines(), start=1)
@@ -59,7 +59,13 @@ def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list)
     }
     old = source.splitlines()
     allowed = set(compile_lines)
-    for first, _, end in spans:
+    # A wrapper also lands after a compile statement (``g = jax.jit(f)``) and its blank lines.
+    for line in compile_lines:
+        while line < len(old) and not old[line].strip():
+            line += 1
+            allowed.add(line)
+    for span in spans:
+        first, end = span.first_line, span.end
         # The wrapper lands after the function and the blank lines that follow it.
         while end < len(old) and not old[end].strip():
             end += 1

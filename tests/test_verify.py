@@ -33,14 +33,51 @@ def verdicts(path: Path, *options: str) -> list[str]:
 def test_seed_is_confirmed_with_stale_and_alternating_outputs() -> None:
     code, out, _ = verify(str(FIXTURES / "seed.py"))
     assert code == 0
-    assert "seed.py:39:16: JC101 'jitted_mult' reads 'weights': confirmed" in out
-    assert "original: compiled differs from eager in 2 of 5 calls" in out
-    assert "compiled outputs [20.0, 20.0, 20.0, 20.0, 20.0]" in out
-    assert (
-        "fixed: compiled equals eager in all 5 calls; compiled outputs [20.0, 0.0, 20.0, 0.0, 20.0]"
-        in out
+    lines = out.splitlines()
+    assert lines[0].startswith("verify ") and " on cpu: " in lines[0]
+    assert lines[1:] == [
+        f"{FIXTURES / 'seed.py'}:39:16: JC101 'jitted_mult' reads 'weights': confirmed",
+        "  original: compiled differs from eager in 2 of 5 calls (first at call 2, largest "
+        "difference 5)",
+        # What was compared: each distinct output, its dtype, shape and leading values.
+        "    compiled outputs, 1 distinct in 5 calls: float32[2,2] [5.0, 5.0, 5.0, 5.0] "
+        "(calls 1-5)",
+        "  fixed: compiled equals eager in all 5 calls",
+        "    compiled outputs, 2 distinct in 5 calls: float32[2,2] [5.0, 5.0, 5.0, 5.0] "
+        "(calls 1, 3, 5); float32[2,2] [0.0, 0.0, 0.0, 0.0] (calls 2, 4)",
+        "  fixed compiled output changed between calls",
+    ]
+
+
+def test_unchanged_fixed_output_is_reported_as_unchanged(tmp_path: Path) -> None:
+    """Outputs are compared whole: equal sums of different arrays are different outputs."""
+    program = tmp_path / "same_sum.py"
+    program.write_text(
+        "import jax\nimport jax.numpy as jnp\n\nflip = False\n\n\n@jax.jit\n"
+        "def f(x):\n    return x[::-1] if flip else x\n\n\ndef toggle():\n"
+        "    global flip\n    flip = not flip\n\n\nif __name__ == '__main__':\n"
+        "    for _ in range(2):\n        f(jnp.arange(3.0))\n        toggle()\n"
     )
-    assert out.startswith("verify ") and " on cpu: " in out.splitlines()[0]
+    report = json.loads(verify("--format", "json", str(program))[1])
+    (finding,) = report["findings"]
+    assert finding["verdict"] == "confirmed"
+    assert finding["fixed_output_changed"] is True  # [0, 1, 2] then [2, 1, 0]: equal sums
+    assert len(set(finding["fixed"]["output_digests"])) == 2
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    ["verify_stacked_transforms.py", "JC102_fix_call_forms.py", "JC102_fix_recursion.py"],
+)
+def test_forms_the_instrumentation_must_follow(fixture: str) -> None:
+    """jit over checkpoint, named_call and grad; ``f = jax.jit(f)`` (the fix renames the
+    function); a recursive compiled function with a static depth (nested calls run inside the
+    outer one, which is compared)."""
+    code, out, err = verify("--format", "json", str(FIXTURES / fixture))
+    report = json.loads(out)
+    assert report["original_run"]["status"] == "ok", report["original_run"]
+    assert [f["verdict"] for f in report["findings"]] == ["confirmed"] * len(report["findings"])
+    assert report["findings"] and code == 0 and err == ""
 
 
 def test_json_report_has_a_verdict_per_finding() -> None:
@@ -88,14 +125,48 @@ def test_write_only_after_confirmation(tmp_path: Path) -> None:
     assert unconfirmed.read_text() == (FIXTURES / "verify_not_reproduced.py").read_text()
 
 
-def test_entry_point_function(tmp_path: Path) -> None:
+def _without_main(tmp_path: Path) -> Path:
     program = tmp_path / "train.py"
     program.write_text(
         (FIXTURES / "JC102_runnable_learning_rate.py").read_text().split("if __name__")[0]
         + "\n\ndef run():\n    params = jnp.ones(2)\n    for _ in range(3):\n"
         "        params = step(params, jnp.ones(2))\n        decay()\n"
     )
+    return program
+
+
+def test_entry_point_function(tmp_path: Path) -> None:
+    program = _without_main(tmp_path)
     assert verdicts(program, "--entry", "train:run") == ["confirmed"]
+    # A function of the verified file, by its name alone.
+    assert verdicts(program, "--entry", "run") == ["confirmed"]
+    code, _, err = verify("--entry", "nothing_here", str(program))
+    assert code == 1 and err == ""
+
+
+def test_a_file_without_main_gets_a_hint(tmp_path: Path) -> None:
+    code, out, _ = verify(str(_without_main(tmp_path)))
+    assert code == 1
+    assert "not-exercised" in out and "  original: never called" in out
+    assert (
+        "hint: nothing called a compiled function: the file has no "
+        "'if __name__ == \"__main__\":' block; name a function that does with --entry FUNCTION "
+        "(or --entry module:function), or run tests with -- pytest ARGS" in out
+    )
+
+
+def test_method_compiled_as_bound_method_is_seen_called(tmp_path: Path) -> None:
+    program = tmp_path / "trainer.py"
+    program.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\nclass Trainer:\n    def __init__(self):\n"
+        "        self.lr = 0.1\n        self.step = jax.jit(self._step)\n\n"
+        "    def _step(self, x):\n        return x * self.lr\n\n    def decay(self):\n"
+        "        self.lr = self.lr / 2\n\n\nif __name__ == '__main__':\n    t = Trainer()\n"
+        "    t.step(jnp.ones(3))\n    t.decay()\n    t.step(jnp.ones(3))\n"
+    )
+    code, out, _ = verify(str(program))
+    assert ": no-fix" in out
+    assert "  original: compiled differs from eager in 1 of 2 calls" in out
 
 
 def test_pytest_selection(tmp_path: Path) -> None:
@@ -120,6 +191,22 @@ def test_pytest_selection(tmp_path: Path) -> None:
     assert code == 0
 
 
+def test_pytest_paths_are_relative_to_where_verify_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tests").mkdir()
+    shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", tmp_path / "lr.py")
+    (tmp_path / "tests" / "test_lr.py").write_text(
+        "import jax.numpy as jnp\nimport lr\n\n\ndef test_steps():\n"
+        "    for _ in range(3):\n        lr.step(jnp.ones(2), jnp.ones(2))\n        lr.decay()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = verify("--format", "json", "lr.py", "--", "pytest", "-q", "tests/test_lr.py")
+    assert [f["verdict"] for f in json.loads(out)["findings"]] == ["confirmed"]
+    assert code == 0
+    assert not (tmp_path / ".pytest_cache").exists()  # verify writes nothing into the project
+
+
 def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path: Path) -> None:
     source = (FIXTURES / "verify_not_exercised.py").read_text()
     crash = tmp_path / "crash.py"
@@ -133,12 +220,23 @@ def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path:
     hang.write_text(
         source.replace('print("nothing compiled was called")', "import time\n    time.sleep(60)")
     )
-    code, out, _ = verify("--timeout", "5", str(hang))
-    assert code == 1 and "original program timeout: the program ran past 5 s" in out
+    code, out, err = verify("--timeout", "5", str(hang))
+    assert (code, out) == (2, "")
+    assert err == (
+        "flake8-jax-closure verify: the original program ran past 5 s and was stopped; raise "
+        "--timeout, or verify a shorter run with --entry\n"
+    )
     missing = tmp_path / "missing.py"
     missing.write_text(source.replace("import jax\n", "import jax\nimport not_a_real_module_xyz\n"))
     code, out, _ = verify(str(missing))
     assert "the program needs 'not_a_real_module_xyz', which is not installed" in out
+
+
+def test_a_platform_jax_cannot_use_is_one_line_and_exit_2() -> None:
+    code, out, err = verify("--platform", "gpu", str(FIXTURES / "seed.py"))
+    assert code == 2 and out == ""
+    assert err.startswith("flake8-jax-closure verify: JAX cannot run on platform 'gpu': ")
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_require_accelerator_fails_on_cpu() -> None:

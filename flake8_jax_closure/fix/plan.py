@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.names import PASSTHROUGH_TRANSFORMS
+from ..analysis.names import PARTIAL, PASSTHROUGH_TRANSFORMS
 from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
 from ..diagnostics import Applicability
 from ..positions import SourceLines, Span
+from .values import Kind, ValueJudge, decide
 
 # Transforms that map keyword arguments over their leading axis: a lifted value would be batched.
 _MAPS_KEYWORDS = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap", "equinox.filter_pmap"})
@@ -60,6 +61,8 @@ class Lift:
     value_code: str  # what the wrapper passes, read where the compiled object was made
     nodes: list[Span]  # reads in the compiled function replaced by the parameter
     static: bool = False
+    # The declared annotation of the value (``SCALE: float = 2.0``), kept on the parameter.
+    annotation: str | None = None
 
 
 @dataclass
@@ -77,6 +80,10 @@ class SitePlan:
     # ``g = jax.jit(f)``: the statement's first line; ``jax.jit(f)(x)``: the outer call.
     statement_line: int | None = None
     inline_call: Span | None = None
+    # ``jax.jit(partial(f, 1.0, b=2))``: how many leading positional parameters and which
+    # keywords the partial binds; the wrapper takes only the rest.
+    partial_positional: int = 0
+    partial_keywords: tuple[str, ...] = ()
 
 
 @dataclass
@@ -97,6 +104,17 @@ class FunctionFix:
     statements: set[tuple[int, int]] = field(default_factory=set)
     # One level of indentation as the function writes it (for the wrapper's body).
     indent: str = "    "
+    # Compiled by call (``g = jax.jit(f)``): the def's new name, so that plain calls of the old
+    # name cannot reach the function that now needs the lifted values; and the reads of the old
+    # name that the compile calls make.
+    raw_name: str | None = None
+    renamed_reads: list[Span] = field(default_factory=list)
+    # Calls of the function by itself, redirected to this name with the lifted values passed on.
+    recursive_calls: list[tuple[Span, str]] = field(default_factory=list)
+    # ``@register`` above ``@jax.jit``: how many decorators stay on the public wrapper.
+    wrapper_decorators: int = 0
+    # Why each lifted value is traced or static (the fix's reason when it is safe).
+    explanations: list[str] = field(default_factory=list)
 
     @property
     def applicability(self) -> Applicability:
@@ -107,8 +125,8 @@ class FunctionFix:
         names = ", ".join(f"'{lift.value_code}'" for lift in self.lifts)
         text = f"pass {names} to the compiled function on every call"
         if self.unsafe_reasons:
-            text += f" (unsafe: {'; '.join(self.unsafe_reasons)})"
-        return text
+            return f"{text} (unsafe: {'; '.join(dict.fromkeys(self.unsafe_reasons))})"
+        return f"{text} ({'; '.join(dict.fromkeys(self.explanations))})"
 
 
 class FixPlanner:
@@ -118,6 +136,7 @@ class FixPlanner:
         self.facts = facts
         self.source = source
         self.all_sites = all_sites
+        self.judge = ValueJudge(facts)
         self._taken: set[tuple[int, str]] = set()
 
     def plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
@@ -148,6 +167,7 @@ class FixPlanner:
         if first.site_scope.kind is ScopeKind.CLASS:
             fix.method_self = method_self_name(first.scope)
         self._check_sites(fix, sites)
+        self._plan_names(fix, sites)
         for capture in captures:
             key = (capture.name, capture.attribute)
             try:
@@ -158,6 +178,7 @@ class FixPlanner:
             fix.lifts.extend(self._lifts(capture, fix))
         if not fix.lifts:
             raise NoFix("; ".join(dict.fromkeys(fix.declined.values())))
+        self._plan_recursion(fix, sites)
         return fix
 
     def _function_span(self, function: ast.AST) -> Span:
@@ -194,6 +215,11 @@ class FixPlanner:
                     )
         if isinstance(function, ast.AsyncFunctionDef):
             raise NoFix("async functions cannot be compiled")
+        forms = {site.form is Form.DECORATOR for site in sites}
+        if len(forms) == 2:
+            # The compile call would get the public wrapper, which reads the values while
+            # tracing: stale again.
+            raise NoFix("the function is compiled by its decorator and again by a call")
         if isinstance(function, ast.FunctionDef):
             if any(site.form is not Form.DECORATOR for site in sites):
                 self._check_only_compiled(function, sites)
@@ -219,6 +245,8 @@ class FixPlanner:
             fix.statements.add(self._statement_span(site.site))
         if site.transform_call is not None:
             plan.options_call = source.span(site.transform_call)
+        if isinstance(site.site, ast.Call) and site.site.args:
+            self._partial(plan, site)
         if site.form is Form.ASSIGNED:
             statement = self.facts.parent(site.site)
             assert statement is not None
@@ -230,6 +258,85 @@ class FixPlanner:
             assert isinstance(outer, ast.Call)
             plan.inline_call = source.span(outer)
         return plan
+
+    def _partial(self, plan: SitePlan, site: CompiledFunction) -> None:
+        """What ``partial`` binds between the compile call and the function."""
+        assert isinstance(site.site, ast.Call)
+        argument = site.site.args[0]
+        while isinstance(argument, ast.Call):
+            if self.facts.qualified_name(site.site_scope, argument.func) == PARTIAL:
+                if any(isinstance(a, ast.Starred) for a in argument.args) or any(
+                    k.arg is None for k in argument.keywords
+                ):
+                    raise NoFix(
+                        "the partial binds unpacked arguments; the signature left open cannot "
+                        "be known"
+                    )
+                plan.partial_positional += max(0, len(argument.args) - 1)
+                plan.partial_keywords += tuple(k.arg for k in argument.keywords if k.arg)
+            argument = argument.args[0] if argument.args else argument.func
+
+    def _plan_names(self, fix: FunctionFix, sites: list[CompiledFunction]) -> None:
+        """Decorators for the wrapper; for a function compiled by call, the def's new name."""
+        function = sites[0].function
+        decorated = [site for site in sites if site.form is Form.DECORATOR]
+        if decorated:
+            assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            # Decorators above the compile transform wrap the public function (a registry keyed
+            # by ``__name__``, a logger); the transform and those below it make the compiled one.
+            fix.wrapper_decorators = function.decorator_list.index(decorated[0].site)
+            return
+        if not isinstance(function, ast.FunctionDef):
+            return
+        definition_scope = self.facts.scope_of(function).parent
+        assert definition_scope is not None
+        fix.raw_name = self._fresh_name(f"_{function.name}_impl", definition_scope)
+        compile_arguments = {
+            id(a) for s in sites if isinstance(s.site, ast.Call) for a in s.site.args
+        }
+        for read in self.facts.reads_of(definition_scope, function.name):
+            if id(read.node) in compile_arguments or self._is_wrapped_argument(read, sites):
+                fix.renamed_reads.append(self.source.span(read.node))
+
+    def _plan_recursion(self, fix: FunctionFix, sites: list[CompiledFunction]) -> None:
+        """Calls of the function by itself must pass the lifted values on: through the public
+        wrapper they would read the variables while tracing, and bake them in again."""
+        function = sites[0].function
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        name = function.name
+        if fix.method_self is not None:
+            for node in ast.walk(function):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr == name
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == fix.method_self
+                ):
+                    raise NoFix(
+                        f"'{name}' calls itself through '{fix.method_self}' (line {node.lineno}); "
+                        "pass the values through that call by hand"
+                    )
+            return
+        facts = self.facts
+        scope = facts.scope_of(function)
+        assert scope.parent is not None
+        inside = {id(inner) for inner in _scopes_within(scope)}
+        # The name means the compiled object when a site binds it (``@jax.jit``,
+        # ``f = jax.jit(f)``): call the compiled function. Otherwise it is the raw function.
+        compiled = any(site.bound_name == name for site in sites)
+        target = fix.compiled_name if compiled else fix.raw_name or name
+        for read in facts.reads_of(scope.parent, name):
+            if id(read.scope) not in inside:
+                continue
+            parent = facts.parent(read.node)
+            if not isinstance(parent, ast.Call) or parent.func is not read.node:
+                raise NoFix(
+                    f"'{name}' refers to itself without calling itself (line {read.line}); the "
+                    "lifted values cannot be passed on"
+                )
+            fix.recursive_calls.append((self.source.span(parent), target))
+            fix.statements.add(self._statement_span(function))
 
     def _statement_span(self, node: ast.AST) -> tuple[int, int]:
         """The full lines of the statement holding ``node`` (with a def's decorators)."""
@@ -270,9 +377,12 @@ class FixPlanner:
         }
         # After ``f = jax.jit(f)``, the name means the compiled object.
         rebound_at = [s.created_at for s in sites if s.bound_name == name]
+        inside = {id(inner) for inner in _scopes_within(facts.scope_of(function))}
         for read in facts.reads_of(definition_scope, name):
             if id(read.node) in compile_arguments or self._is_wrapped_argument(read, sites):
                 continue
+            if id(read.scope) in inside:
+                continue  # recursion: redirected with the lifted values (``_plan_recursion``)
             if any(read.start > position for position in rebound_at):
                 continue
             raise NoFix(
@@ -379,12 +489,53 @@ class FixPlanner:
             lift = Lift(
                 capture.name, path, parameter, value_code, [self.source.span(n) for n in nodes]
             )
-            lift.static = any(self._needs_concrete(r) for r in matching) or self._is_string(
-                capture, path
-            )
             self._judge(capture, lift, fix)
+            uses: list[ast.expr] = nodes if path else [r.node for r in matching]  # type: ignore[misc]
+            decision = decide(
+                value_code,
+                self._value_kinds(capture, path),
+                self.judge.uses(uses),
+                any(self._needs_concrete(r) for r in matching),
+            )
+            lift.static = decision.static
+            if any(site.transform in STATIC_BY_ITSELF for site in fix.sites):
+                # equinox decides per call: arrays are traced, everything else static.
+                fix.explanations.append(f"'{value_code}' is passed as equinox decides")
+            else:
+                fix.explanations.append(decision.explanation)
+                if decision.unsafe is not None:
+                    fix.unsafe_reasons.append(decision.unsafe)
+            if not path:
+                lift.annotation = self._annotation(capture)
             lifts.append(lift)
         return lifts
+
+    def _value_kinds(self, capture: StaleCapture, path: tuple[str, ...]) -> set[Kind]:
+        """The kinds of every value the lifted expression is given."""
+        facts, judge = self.facts, self.judge
+        kinds: set[Kind] = set()
+        if capture.attribute is None:
+            kinds.update(
+                judge.binding_kind_at(b, path)
+                for b in facts.bindings_of(capture.owner, capture.name)
+            )
+        if capture.attribute is not None:
+            changes = list(facts.attribute_changes(capture.attribute))
+        else:
+            changes = facts.mutations_of(capture.owner, capture.name)
+        for mutation in changes:
+            if mutation.path == path and mutation.value is not None:
+                kinds.add(judge.kind(mutation.value, mutation.scope, 0))
+        return kinds
+
+    def _annotation(self, capture: StaleCapture) -> str | None:
+        """The one annotation the variable is declared with, if any."""
+        annotations = {
+            self.source.segment(b.node.annotation)
+            for b in self.facts.bindings_of(capture.owner, capture.name)
+            if isinstance(b.node, ast.AnnAssign)
+        }
+        return annotations.pop() if len(annotations) == 1 else None
 
     def _judge(self, capture: StaleCapture, lift: Lift, fix: FunctionFix) -> None:
         mutation = capture.mutation
@@ -404,38 +555,6 @@ class FixPlanner:
                 f"'{lift.value_code}' is changed in place, so it is a container; as an argument "
                 "it must hold only arrays and numbers"
             )
-        if lift.static:
-            values = self._assigned_values(capture, lift.path)
-            if not values or not all(_is_hashable_literal(v) for v in values):
-                fix.unsafe_reasons.append(
-                    f"'{lift.value_code}' must be static and may be unhashable"
-                )
-
-    def _assigned_values(
-        self, capture: StaleCapture, path: tuple[str, ...]
-    ) -> list[ast.expr | None]:
-        facts = self.facts
-        values: list[ast.expr | None] = []
-        if not path:
-            values.extend(b.value for b in facts.bindings_of(capture.owner, capture.name))
-        changes = facts.mutations_of(capture.owner, capture.name)
-        if capture.attribute is not None:
-            changes = [m for m in facts.attribute_changes(capture.attribute)]
-        for mutation in changes:
-            if mutation.path == path and mutation.value is not None:
-                values.append(mutation.value)
-            elif mutation.path[: len(path)] == path:
-                values.append(None)
-        return values
-
-    def _is_string(self, capture: StaleCapture, path: tuple[str, ...]) -> bool:
-        """Strings cannot be traced: a lifted string is always static."""
-        values = self._assigned_values(capture, path)
-        return bool(values) and all(
-            isinstance(v, ast.JoinedStr)
-            or (isinstance(v, ast.Constant) and isinstance(v.value, str))
-            for v in values
-        )
 
     def _needs_concrete(self, read: Read) -> bool:
         """Whether a read is used where JAX needs a Python value (``if``, ``range``, a shape)."""
@@ -509,13 +628,3 @@ def _callee_name(call: ast.Call) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
     return None
-
-
-def _is_hashable_literal(value: ast.expr | None) -> bool:
-    if isinstance(value, ast.Constant):
-        return True
-    if isinstance(value, ast.UnaryOp):
-        return _is_hashable_literal(value.operand)
-    if isinstance(value, ast.Tuple):
-        return all(_is_hashable_literal(e) for e in value.elts)
-    return False

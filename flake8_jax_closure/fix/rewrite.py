@@ -62,7 +62,7 @@ class _Piece:
 class NodeIndex:
     """The nodes of one piece that a plan can name, by their position in the whole source."""
 
-    _KINDS = (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript)
+    _KINDS = (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript, cst.Name)
 
     def __init__(self, module: cst.Module, line_offset: int) -> None:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -96,6 +96,10 @@ class NodeIndex:
                 return node
         return None
 
+    def name(self, span: Span) -> cst.Name | None:
+        node = self._nodes.get(("Name", span))
+        return node if isinstance(node, cst.Name) else None
+
     def call(self, span: Span) -> cst.Call | None:
         node = self._nodes.get(("Call", span))
         return node if isinstance(node, cst.Call) else None
@@ -123,6 +127,11 @@ class LiftTransformer(cst.CSTTransformer):
         self.assignments: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
         self.inline_calls: dict[cst.CSTNode, FunctionFix] = {}
         self.replacements: dict[cst.CSTNode, str] = {}
+        # Reads of a function compiled by call, renamed with it.
+        self.renames: dict[cst.CSTNode, str] = {}
+        # Calls of a compiled function by itself: the new callee, and the fix whose values
+        # they pass on.
+        self.recursive_calls: dict[cst.CSTNode, tuple[str, FunctionFix]] = {}
         self.wrappers: set[int] = set()
         # The compiled functions of every piece: a wrapper made at ``g = jax.jit(f)`` copies
         # the signature of ``f``, which may sit in another piece.
@@ -134,6 +143,11 @@ class LiftTransformer(cst.CSTTransformer):
             for lift in fix.lifts:
                 for span in lift.nodes:
                     _put(self.replacements, index.expression(span), lift.parameter)
+            if fix.raw_name is not None and _has_wrapper(fix):
+                for span in fix.renamed_reads:
+                    _put(self.renames, index.name(span), fix.raw_name)
+            for span, target in fix.recursive_calls:
+                _put(self.recursive_calls, index.call(span), (target, fix))
             for site in fix.sites:
                 if site.decorator_index is not None and isinstance(function, cst.FunctionDef):
                     self.decorators[function.decorators[site.decorator_index]] = (fix, site)
@@ -168,6 +182,10 @@ class LiftTransformer(cst.CSTTransformer):
     ) -> cst.BaseExpression:
         return self._replace(original_node, updated_node)
 
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.renames.get(original_node)
+        return updated_node if new is None else updated_node.with_changes(value=new)
+
     # -- the compiled function -----------------------------------------------------------------
 
     def leave_Lambda(
@@ -189,13 +207,24 @@ class LiftTransformer(cst.CSTTransformer):
         )
         decorated = [site for site in fix.sites if site.form is Form.DECORATOR]
         if not decorated:
+            if not _has_wrapper(fix):
+                return updated_node
+            # The wrappers carry the name's docstring; the raw function gets a name of its own.
+            updated_node = _without_docstring(updated_node)
+            if fix.raw_name is not None:
+                updated_node = updated_node.with_changes(name=cst.Name(fix.raw_name))
             return updated_node
         site = decorated[0]
-        compiled_def = updated_node.with_changes(name=cst.Name(fix.compiled_name))
+        above = fix.wrapper_decorators
+        compiled_def = _without_docstring(updated_node).with_changes(
+            name=cst.Name(fix.compiled_name), decorators=updated_node.decorators[above:]
+        )
         wrapper = self._wrapper(
             fix, site, original_node.name.value, original_node.params, original_node.returns,
             _docstring(original_node),
         )  # fmt: skip
+        wrapper = wrapper.with_changes(decorators=updated_node.decorators[:above])
+        self.wrappers.add(id(wrapper))
         return cst.FlattenSentinel([compiled_def, wrapper])
 
     def leave_Decorator(
@@ -215,6 +244,13 @@ class LiftTransformer(cst.CSTTransformer):
         return updated_node.with_changes(decorator=call)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        recursion = self.recursive_calls.get(original_node)
+        if recursion is not None:
+            target, own = recursion
+            passed = [_keyword(lift.parameter, lift.parameter) for lift in own.lifts]
+            updated_node = updated_node.with_changes(
+                func=cst.Name(target), args=[*updated_node.args, *passed]
+            )
         entry = self.compile_calls.get(original_node)
         if entry is not None:
             static = _static_names(*entry)
@@ -259,8 +295,9 @@ class LiftTransformer(cst.CSTTransformer):
         params: cst.Parameters,
         returns: cst.Annotation | None,
         docstring: str | None,
-    ) -> cst.BaseStatement:
+    ) -> cst.FunctionDef:
         code = self.module.code_for_node
+        params = _left_open(params, site.partial_positional, site.partial_keywords)
         signature = code(params)
         annotation = f" -> {code(returns.annotation)}" if returns is not None else ""
         forwarded = _forwarded(params)
@@ -319,12 +356,85 @@ def _takewhile_blank(lines: Sequence[cst.EmptyLine]) -> Iterable[cst.EmptyLine]:
         yield line
 
 
+def _has_wrapper(fix: FunctionFix) -> bool:
+    """Whether the fix defines a public wrapper (the inline form passes values at the call)."""
+    return any(site.form is not Form.INLINE for site in fix.sites)
+
+
+def _without_docstring(function: cst.FunctionDef) -> cst.FunctionDef:
+    """The function without its docstring, which its public wrapper keeps."""
+    if _docstring(function) is None or not isinstance(function.body, cst.IndentedBlock):
+        return function
+    body = function.body.body
+    rest = list(body[1:])
+    if rest:
+        first = rest[0]
+        # The docstring's own comments and blank lines do not carry over.
+        rest[0] = first.with_changes(leading_lines=())
+    return function.with_changes(body=function.body.with_changes(body=rest))
+
+
+def _keyword(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def _left_open(params: cst.Parameters, positional: int, keywords: Sequence[str]) -> cst.Parameters:
+    """The parameters a ``partial`` leaves open: the leading ``positional`` ones and the
+    ``keywords`` are bound; positional parameters after a keyword-bound one can then only be
+    given by keyword."""
+    if not positional and not keywords:
+        return params
+    default = cst.MaybeSentinel.DEFAULT
+    ordered = [p.with_changes(comma=default) for p in (*params.posonly_params, *params.params)]
+    dropped = min(positional, len(ordered))
+    posonly = ordered[dropped : len(params.posonly_params)]
+    normal = ordered[max(dropped, len(params.posonly_params)) :]
+    moved: list[cst.Param] = []
+    for index, param in enumerate(normal):
+        if param.name.value in keywords:
+            moved = [p for p in normal[index:] if p.name.value not in keywords]
+            normal = normal[:index]
+            break
+    kwonly = [
+        p.with_changes(comma=default)
+        for p in (*moved, *params.kwonly_params)
+        if p.name.value not in keywords
+    ]
+    star_arg = params.star_arg
+    if kwonly and not isinstance(star_arg, (cst.Param, cst.ParamStar)):
+        star_arg = cst.ParamStar()
+    if not kwonly and isinstance(star_arg, cst.ParamStar):
+        star_arg = default
+    return params.with_changes(
+        posonly_params=posonly,
+        posonly_ind=params.posonly_ind if posonly else default,
+        params=normal,
+        star_arg=star_arg,
+        kwonly_params=kwonly,
+    )
+
+
 def _with_keyword_only(params: cst.Parameters, lifts: Sequence[Lift]) -> cst.Parameters:
     existing = {
         p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)
     }
     added = [
-        cst.Param(cst.Name(lift.parameter)) for lift in lifts if lift.parameter not in existing
+        cst.Param(
+            cst.Name(lift.parameter),
+            annotation=(
+                cst.Annotation(cst.parse_expression(lift.annotation))
+                if lift.annotation is not None
+                else None
+            ),
+        )
+        for lift in lifts
+        if lift.parameter not in existing
     ]
     if not added:
         return params
@@ -345,17 +455,7 @@ def _forwarded(params: cst.Parameters) -> list[str]:
 
 
 def _lifted_arguments(fix: FunctionFix) -> list[cst.Arg]:
-    return [
-        cst.Arg(
-            keyword=cst.Name(lift.parameter),
-            value=cst.parse_expression(lift.value_code),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""),
-                whitespace_after=cst.SimpleWhitespace(""),
-            ),
-        )
-        for lift in fix.lifts
-    ]
+    return [_keyword(lift.parameter, lift.value_code) for lift in fix.lifts]
 
 
 def _static_names(fix: FunctionFix, site: SitePlan) -> list[str]:
@@ -365,13 +465,7 @@ def _static_names(fix: FunctionFix, site: SitePlan) -> list[str]:
 
 
 def _static_arg(names: Sequence[str]) -> cst.Arg:
-    return cst.Arg(
-        keyword=cst.Name("static_argnames"),
-        value=cst.parse_expression(_string_tuple(names)),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
+    return _keyword("static_argnames", _string_tuple(names))
 
 
 def _string_tuple(names: Sequence[str]) -> str:
