@@ -99,3 +99,52 @@ def test_bad_configuration_is_a_clear_error(
     assert (code, out) == (2, "")
     assert str(tmp_path / "pyproject.toml") in err and message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "config, editor, expected",
+    [
+        ("select = []\n", {}, "nothing"),
+        ('select = ["JC1"]\nignore = ["JC101"]\n', {}, "nothing"),
+        ('exclude = ["m.py"]\n', {}, "excluded"),
+        ("", {"select": ["JC102"]}, "nothing"),
+        ("", {}, "safe only"),
+        ("unsafe-fixes = true\n", {}, "unsafe too"),
+        ("unsafe-fixes = true\n", {"unsafeFixes": False}, "safe only"),
+        ("", {"unsafeFixes": True}, "unsafe too"),
+    ],
+)
+def test_server_and_command_line_share_one_resolver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str, editor: dict, expected: str
+) -> None:
+    """``select = []`` selects nothing, ``exclude`` applies, and an editor setting overrides the
+    file's, alike in the command line and in the language server."""
+    pytest.importorskip("pygls")
+    from flake8_jax_closure.lsp import JaxClosureServer
+
+    # The seed's fix is safe; verify_regression's is unsafe.
+    (tmp_path / "m.py").write_text((FIXTURES / "seed.py").read_text())
+    (tmp_path / "u.py").write_text((FIXTURES / "verify_regression.py").read_text())
+    (tmp_path / "pyproject.toml").write_text("[tool.flake8-jax-closure]\n" + config)
+    server = JaxClosureServer()
+    server.set_overrides(editor)
+    monkeypatch.chdir(tmp_path)
+    settings = server.settings_for((tmp_path / "m.py").as_uri())
+    flags = ["--force-exclude"]  # as editors and pre-commit see files: named, yet excluded
+    if "select" in editor:
+        flags += ["--select", ",".join(editor["select"])]
+    code, out, _ = run(tmp_path, "check", *flags, "m.py", monkeypatch=monkeypatch)
+    if expected == "excluded":
+        assert settings is None
+        assert code == 0 and "JC101" not in out
+        return
+    assert settings is not None
+    if expected == "nothing":
+        assert not settings.is_selected("JC101")
+        assert code == 0 and "JC101" not in out
+        return
+    assert settings.is_selected("JC101") and code == 1
+    assert settings.unsafe_fixes == (expected == "unsafe too")
+    if not editor:  # the command line has no flag to turn unsafe fixes off again
+        _, shown, _ = run(tmp_path, "diff", "u.py", monkeypatch=monkeypatch)
+        assert ("+++ " in shown) == (expected == "unsafe too")

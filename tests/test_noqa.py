@@ -1,0 +1,120 @@
+"""``# noqa`` means the same in ``check``, flake8 and the language server: a comment naming
+codes hides only those codes, on its own line; a bare one hides everything there."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_jax_closure.engine import check_source
+from flake8_jax_closure.settings import Settings
+
+# One line with two findings of different rules: JC101 for 'k', JC102 for 'K'.
+PROGRAM = """import jax
+
+K = 1.0
+
+
+def build():
+    k = 1.0
+
+    @jax.jit
+    def f(x):
+        return x * k * K{comment}
+
+    def change():
+        nonlocal k
+        global K
+        k = 2.0
+        K = 2.0
+
+    return f, change
+
+
+if __name__ == "__main__":
+    f, change = build()
+    f(1.0)
+    change()
+    f(1.0)
+"""
+
+CASES = [
+    ("", ["JC101", "JC102"]),
+    ("  # noqa: JC101", ["JC102"]),
+    ("  # noqa: JC102", ["JC101"]),
+    ("  # noqa: E501,JC102", ["JC101"]),
+    ("  # noqa:JC101,JC102", []),
+    ("  # NOQA: JC101", ["JC102"]),
+    ("  # noqa", []),
+    ("  # noqa: jc101", ["JC101", "JC102"]),  # codes are case-sensitive, as in flake8
+    ("  # noqa: JC1", []),  # flake8 matches codes by prefix: JC1 covers JC101 and JC102
+    ("  # noqa: JC103", ["JC101", "JC102"]),
+]
+
+
+def _codes_from_check(source: str) -> list[str]:
+    return [f.code for f in check_source(source, Settings())]
+
+
+def _codes_from_flake8(path: Path) -> list[str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=JC", str(path)], capture_output=True, text=True
+    )
+    return [line.split(": ")[1].split()[0] for line in completed.stdout.splitlines()]
+
+
+def _codes_from_language_server(paths: list[Path]) -> dict[Path, list[str]]:
+    pytest.importorskip("pygls")
+    from lsprotocol import types
+    from pygls.lsp.client import LanguageClient
+
+    async def run() -> dict[Path, list[str]]:
+        client = LanguageClient("test-client", "1")
+        published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+
+        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            published.put_nowait(params)
+
+        await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
+        await client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities())
+        )
+        client.initialized(types.InitializedParams())
+        for path in paths:
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
+                    )
+                )
+            )
+        codes: dict[Path, list[str]] = {}
+        for _ in paths:
+            params = await asyncio.wait_for(published.get(), 60)
+            by_uri = {p.as_uri(): p for p in paths}
+            codes[by_uri[params.uri]] = sorted(str(d.code) for d in params.diagnostics)
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+        return codes
+
+    return asyncio.run(run())
+
+
+def test_noqa_hides_only_the_codes_it_names_everywhere(tmp_path: Path) -> None:
+    paths = []
+    for index, (comment, _) in enumerate(CASES):
+        path = tmp_path / f"case{index}.py"
+        path.write_text(PROGRAM.format(comment=comment), encoding="utf-8")
+        paths.append(path)
+    served = _codes_from_language_server(paths)
+    for (comment, expected), path in zip(CASES, paths, strict=True):
+        source = path.read_text(encoding="utf-8")
+        assert sorted(_codes_from_check(source)) == sorted(expected), comment
+        assert sorted(_codes_from_flake8(path)) == sorted(expected), comment
+        assert served[path] == sorted(expected), comment
