@@ -12,6 +12,8 @@ the folder holding it.
 from __future__ import annotations
 
 import configparser
+import functools
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -101,6 +103,12 @@ class Resolved:
         """Whether ``exclude`` matches the path (or a folder above it, below the root)."""
         return matches(path, self.exclude, self.root)
 
+    def is_excluded_entry(self, path: Path) -> bool:
+        """Whether ``exclude`` matches a file or folder met in a walk, by its own name or path:
+        the folders above it were matched when the walk met them, and the folder the walk
+        started from was named by the user."""
+        return matches(path, self.exclude, self.root, folders_above=False)
+
     def settings_for(self, path: Path | None) -> Settings:
         """The settings for one file: ``per-file-ignores`` adds to ``ignore``."""
         if path is None or not self.per_file_ignores:
@@ -123,18 +131,29 @@ class Resolved:
         )
 
 
-def matches(path: Path, patterns: Iterable[str], root: Path) -> bool:
-    """Glob patterns against the path relative to ``root``, against each folder on the way,
-    and against the file's own name."""
+@functools.lru_cache(maxsize=256)
+def _absolute_root(root: Path) -> str:
+    return os.path.abspath(root)
+
+
+def matches(path: Path, patterns: Iterable[str], root: Path, *, folders_above: bool = True) -> bool:
+    """Glob patterns against the path relative to ``root``, against the file's own name, and,
+    with ``folders_above``, against each folder on the way below ``root``. A path outside
+    ``root`` is matched by its own name and its absolute path only: the folders above it
+    (``site-packages`` of an installed package named on the command line) are not its own."""
     patterns = tuple(patterns)
     if not patterns:
         return False
-    try:
-        relative = PurePath(path.resolve().relative_to(root.resolve())).as_posix()
-    except ValueError:
-        relative = PurePath(path).as_posix()
-    parts = relative.split("/")
-    candidates = {relative, *("/".join(parts[: i + 1]) for i in range(len(parts))), *parts}
+    absolute, base = os.path.abspath(path), _absolute_root(root)
+    if absolute != base and not absolute.startswith(base.rstrip(os.sep) + os.sep):
+        candidates = {PurePath(absolute).as_posix(), path.name}
+    else:
+        relative = PurePath(os.path.relpath(absolute, base)).as_posix()
+        parts = relative.split("/")
+        candidates = {relative, parts[-1]}
+        if folders_above:
+            candidates.update(parts)
+            candidates.update("/".join(parts[: i + 1]) for i in range(len(parts)))
     return any(
         fnmatch(candidate, pattern.rstrip("/")) for pattern in patterns for candidate in candidates
     )

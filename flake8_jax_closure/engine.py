@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from .analysis import ModuleAnalysis, analyse
 from .analysis.captures import StaleCapture
-from .analysis.compiled import may_compile
+from .analysis.pipeline import ModuleAnalysis, analyse
+from .analysis.words import may_compile
 from .diagnostics import Applicability, Finding, Fix
 from .fix.plan import FixPlanner, FunctionFix, NoFix
 from .noqa import is_suppressed
@@ -132,6 +132,9 @@ def _analyse_selected(
         try:
             module = analyse(tree, source, settings.compile_functions, settings.lazy)
             analysis = _findings(module, lines)
+            # Freed here by reference counting, while the cyclic collector is still paused.
+            module.facts.release()
+            del module, tree
         except RecursionError as error:
             analysis = Analysis(source, [analysis_failed(error)])
         except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going

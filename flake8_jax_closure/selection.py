@@ -71,11 +71,11 @@ def _walk(root: str, configs: ConfigCache) -> Iterator[Selected]:
     for directory, subdirectories, files in os.walk(root):
         resolved = configs.for_path(Path(directory))
         subdirectories[:] = sorted(
-            d for d in subdirectories if not resolved.is_excluded(Path(directory, d))
+            d for d in subdirectories if not resolved.is_excluded_entry(Path(directory, d))
         )
         for name in sorted(files):
             full = os.path.join(directory, name)
-            if name.endswith(".py") and not resolved.is_excluded(Path(full)):
+            if name.endswith(".py") and not resolved.is_excluded_entry(Path(full)):
                 yield Selected(full, resolved)
 
 

@@ -481,3 +481,23 @@ def test_columns_count_characters_on_non_ascii_lines(tmp_path: Path) -> None:
     assert run("fix", str(path))[0] == 0
     assert '("\U0001f600", weights.dot(input_var))[1]' in path.read_text(encoding="utf-8")
     assert "_jitted_mult_compiled(input_var, weights=weights)" in path.read_text(encoding="utf-8")
+
+
+def test_a_named_folder_is_walked_whatever_the_folders_above_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``exclude`` applies below the folder named: an installed package under
+    ``site-packages`` (a default exclusion) is checked when named, and a ``site-packages``
+    folder met inside a walked project is still skipped."""
+    package = tmp_path / "lib" / "site-packages" / "pkg"
+    package.mkdir(parents=True)
+    (package / "m.py").write_text(SEED)
+    project = tmp_path / "project"
+    (project / "site-packages").mkdir(parents=True)
+    (project / "site-packages" / "vendored.py").write_text(SEED)
+    (project / "own.py").write_text(SEED)
+    monkeypatch.chdir(project)
+    code, out, _ = run("check", "--no-cache", str(package))
+    assert code == 1 and "m.py:39:16: JC101" in out
+    code, out, _ = run("check", "--no-cache", ".")
+    assert code == 1 and "own.py:39:16: JC101" in out and "vendored" not in out

@@ -13,8 +13,8 @@ import pytest
 from fixture_support import FIXTURES
 
 import flake8_jax_closure.engine as engine
-from flake8_jax_closure.analysis import analyse
 from flake8_jax_closure.analysis.names import COMPILE_FUNCTIONS
+from flake8_jax_closure.analysis.pipeline import analyse
 from flake8_jax_closure.engine import check_source
 from flake8_jax_closure.settings import Settings
 
@@ -86,3 +86,15 @@ def test_checking_never_imports_libcst(command: str, tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     if "check" in command:
         assert "JC101" in completed.stdout
+
+
+def test_the_word_index_finds_what_word_lines_finds() -> None:
+    """Past a few hundred names the analysis indexes every word at once; both ways agree."""
+    from flake8_jax_closure.analysis.words import word_index, word_lines
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*.py"))]
+    texts.append("λx = 1\nx_λ = x + 1\n1x = 2\nclass Ω: pass\n_ = x1 + x\n")
+    for text in texts:
+        index = word_index(text)
+        for word in set(index) | {"x", "jax", "weights", "λx", "nope"}:
+            assert index.get(word, []) == word_lines(text, word), word

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fixture_support import FIXTURES
 
 from flake8_jax_closure.flake8_plugin import JaxClosureChecker
@@ -77,19 +78,41 @@ def test_flake8_noqa_is_flake8s_job(tmp_path: Path) -> None:
     assert flake8(str(path)).stdout == ""
 
 
-def test_plugin_never_raises_and_reports_jc900(monkeypatch: object) -> None:
-    import flake8_jax_closure.flake8_plugin as plugin
+def test_plugin_never_raises_and_reports_jc900(monkeypatch: pytest.MonkeyPatch) -> None:
+    import flake8_jax_closure.engine as engine
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(plugin, "check_source", explode)  # type: ignore[attr-defined]
-    results = list(JaxClosureChecker(None, ["import jax\n"], "m.py").run())
+    monkeypatch.setattr(engine, "check_source", explode)
+    results = list(JaxClosureChecker(None, ["import jax\n", "f = jax.jit(g)\n"], "m.py").run())
     assert [(r[0], r[2]) for r in results] == [(1, "JC900 analysis failed: RuntimeError: boom")]
+
+
+def test_plugin_loads_the_analysis_only_for_files_naming_a_compile_transform() -> None:
+    """flake8 loads plugins for every run: a project without JAX pays for a text check only."""
+    program = (
+        "import sys\n"
+        "from flake8_jax_closure.flake8_plugin import JaxClosureChecker as C\n"
+        "assert list(C(None, ['import os\\n'], 'm.py').run()) == []\n"
+        "assert 'flake8_jax_closure.engine' not in sys.modules\n"
+        "assert 'flake8_jax_closure.analysis.scopes' not in sys.modules\n"
+        "list(C(None, ['import jax\\n', 'f = jax.jit(g)\\n'], 'm.py').run())\n"
+        "assert 'flake8_jax_closure.engine' in sys.modules\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
 
 
 def test_plugin_ignores_syntax_errors_flake8_reports_them() -> None:
     assert list(JaxClosureChecker(None, ["import jax\n", "def f(:\n"], "m.py").run()) == []
+
+
+def test_no_options_resolve_to_the_default_settings() -> None:
+    from flake8_jax_closure.config import FileConfig, Overrides, resolve
+
+    JaxClosureChecker.parse_options(argparse.Namespace(jax_compile_functions=[]))
+    assert JaxClosureChecker.settings == resolve(FileConfig(), Overrides()).settings
 
 
 def test_parse_options_accepts_lists_and_strings() -> None:

@@ -39,3 +39,20 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert "pip install '.[test]'" in blocks[1] and "pytest" in blocks[1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install --quiet '.[test]'" in ci and "python -m pytest -q" in ci
+
+
+def test_speed_section_is_the_benchmark_output() -> None:
+    """The README's speed tables are written by benchmarks/run.py --write, never by hand."""
+    results = (ROOT / "benchmarks" / "results.md").read_text(encoding="utf-8")
+    start = "<!-- benchmark results: written by benchmarks/run.py --write -->\n"
+    end = "<!-- end of benchmark results -->\n"
+    section = README.split(start, 1)[1].split(end, 1)[0]
+    assert section == results
+    assert "| goal | measured | target | met |" in results
+
+
+def test_seed_check_in_readme_is_the_real_output(monkeypatch: object) -> None:
+    monkeypatch.chdir(ROOT)  # type: ignore[attr-defined]
+    out = io.StringIO()
+    main(["check", "--no-cache", "fixtures/seed.py"], stdout=out, stderr=io.StringIO())
+    assert f"$ flake8-jax-closure check fixtures/seed.py\n{out.getvalue()}```" in README

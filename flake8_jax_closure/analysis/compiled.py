@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import ast
 import enum
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
-from .scopes import BindingKind, Facts, Pos, Scope, has_word
+from .scopes import BindingKind, Facts, Pos, Scope
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -43,20 +42,6 @@ class CompiledFunction:
         if isinstance(self.function, ast.Lambda):
             return self.bound_name or "<lambda>"
         return self.function.name
-
-
-def may_compile(text: str, compile_functions: frozenset[str]) -> bool:
-    """Whether a compile transform can be named in ``text`` at all: every spelling the finder
-    accepts (``jax.jit``, ``jit``, ``from jax import jit as J``) has the transform's last name
-    as a word somewhere, so a file without one has no compiled function."""
-    words = {last_component(name) for name in compile_functions}
-    if any(has_word(text, word) for word in words):
-        return True
-    # The parser normalises identifiers (NFKC): ``ｊｉｔ`` is ``jit``.
-    if text.isascii():
-        return False
-    normalized = unicodedata.normalize("NFKC", text)
-    return any(has_word(normalized, word) for word in words)
 
 
 class CompiledFunctionFinder:

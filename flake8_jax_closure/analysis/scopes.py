@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .words import INDEX_AFTER, word_index, word_lines
+
 # The way into a statement through ``if``/``try``/``match`` statements: (statement id, side).
 Branches = tuple[tuple[int, int], ...]
 # A place in the source: (line, column) as ``ast`` gives them (columns in UTF-8 bytes).
@@ -834,6 +836,7 @@ class Facts:
         self._collector = _Collector(self)
         self._text = _searchable(text)
         self._lines: dict[str, list[int]] = {}
+        self._word_index: dict[str, list[int]] | None = None
         self._local: set[tuple[int, str]] = set()
         self._resolved: dict[tuple[int, str], Scope] = {}
 
@@ -858,12 +861,20 @@ class Facts:
     # -- visiting units on demand ----------------------------------------------------------------
 
     def lines_of(self, names: Iterable[str]) -> dict[str, list[int]]:
-        """The lines where each name occurs as a word (cached per name)."""
+        """The lines where each name occurs as a word (cached per name). A few names are each
+        found with ``str.find``; past ``INDEX_AFTER`` names, one pass indexes every word, so
+        that a module with thousands of names costs its length once, not once per name."""
         found = {}
         for name in names:
             lines = self._lines.get(name)
             if lines is None:
-                lines = self._lines[name] = word_lines(self._text, name)
+                if self._word_index is None and len(self._lines) >= INDEX_AFTER:
+                    self._word_index = word_index(self._text)
+                if self._word_index is not None:
+                    lines = self._word_index.get(name, [])
+                else:
+                    lines = word_lines(self._text, name)
+                self._lines[name] = lines
             found[name] = lines
         return found
 
@@ -895,9 +906,18 @@ class Facts:
         missing = [n for n, key in zip(names, keys, strict=True) if key not in self._local]
         if not missing:
             return
+        if begin >= end:
+            self._local.update((id(scope), name) for name in missing)
+            return
+        # Only the lines within the scope: a common name ("x", "jnp") occurs everywhere, and
+        # walking all its lines for each small scope would make a module's cost quadratic.
+        first = self.units[begin].first
+        last = max(self.units[end - 1].last, getattr(scope.node, "end_lineno", 0) or 0)
         for name, lines in self.lines_of(missing).items():
             self._local.add((id(scope), name))
-            self._visit_lines(lines, begin, end)
+            low = bisect.bisect_left(lines, first)
+            high = bisect.bisect_right(lines, last, low)
+            self._visit_lines(lines[low:high], begin, end)
 
     def ensure_scope(self, scope: Scope) -> None:
         """Visit the whole body of a function, class or module."""
@@ -1007,6 +1027,16 @@ class Facts:
             return f"{base}.{expr.attr}" if base else None
         return None
 
+    def release(self) -> None:
+        """Break the reference cycles (scopes and their parents, the collector and these
+        facts), so that reference counting frees a module's facts the moment they are dropped,
+        instead of the cyclic collector walking all of them once per file."""
+        for scope in list(self.all_scopes()):
+            scope.parent = None
+            scope.children = []
+        self._collector._expr_handlers.clear()  # bound methods of the collector
+        self._collector = None  # type: ignore[assignment]
+
     def all_scopes(self) -> Iterator[Scope]:
         """Function and class scopes from the statement walk; expression scopes as visited."""
         pending = [self.module_scope]
@@ -1033,57 +1063,6 @@ def _child_nodes(node: ast.AST) -> Iterator[ast.AST]:
             for item in value:
                 if isinstance(item, ast.AST):
                     yield item
-
-
-def word_lines(text: str, word: str) -> list[int]:
-    """The lines (1-based) where ``word`` occurs with no identifier character on either side.
-    ``str.find`` scans at C speed; a regular expression with look-arounds is several times
-    slower on the texts this runs over."""
-    lines: list[int] = []
-    find, count, size, length = text.find, text.count, len(word), len(text)
-    line, counted, start = 1, 0, 0
-    while True:
-        index = find(word, start)
-        if index < 0:
-            return lines
-        end = index + size
-        start = end
-        if index:
-            before = text[index - 1]
-            if before.isalnum() or before == "_" or not before.isascii():
-                if _is_identifier_char(before):
-                    continue
-        if end < length:
-            after = text[end]
-            if after.isalnum() or after == "_" or not after.isascii():
-                if _is_identifier_char(after):
-                    continue
-        line += count("\n", counted, index)
-        counted = index
-        if not lines or lines[-1] != line:
-            lines.append(line)
-
-
-def has_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` with no identifier character on either side."""
-    find, size, start = text.find, len(word), 0
-    while True:
-        index = find(word, start)
-        if index < 0:
-            return False
-        end = index + size
-        start = end
-        if index and _is_identifier_char(text[index - 1]):
-            continue
-        if end < len(text) and _is_identifier_char(text[end]):
-            continue
-        return True
-
-
-def _is_identifier_char(char: str) -> bool:
-    if char.isascii():
-        return char.isalnum() or char == "_"
-    return ("a" + char).isidentifier()
 
 
 def _searchable(text: str) -> str:

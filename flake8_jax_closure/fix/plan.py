@@ -136,6 +136,9 @@ class FixPlanner:
         self.facts = facts
         self.source = source
         self.all_sites = all_sites
+        self._sites_of: dict[int, list[CompiledFunction]] = {}
+        for site in all_sites:
+            self._sites_of.setdefault(id(site.function), []).append(site)
         self.judge = ValueJudge(facts)
         self._taken: set[tuple[int, str]] = set()
 
@@ -151,7 +154,7 @@ class FixPlanner:
                 "the bound method bakes in 'self'; register the class as a pytree, or move the "
                 "compiled function out of the class"
             )
-        sites = [s for s in self.all_sites if s.function is first.function] or [first]
+        sites = self._sites_of.get(id(first.function)) or [first]
         function = first.function
         fix = FunctionFix(
             name=first.name,

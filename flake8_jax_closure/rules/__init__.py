@@ -49,3 +49,39 @@ def rule_documentation(code: str) -> str | None:
             title, _, body = doc.partition("\n")
             return f"{title}\n\n{body.strip()}\n"
     return None
+
+
+_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety")
+
+
+def rule_markdown(code: str) -> str | None:
+    """The rule's page (``docs/rules/<code>.md``), from the same docstring: the sections as
+    headings, the example as a Python block."""
+    text = rule_documentation(code)
+    if text is None:
+        return None
+    text = text.replace("``", "`")  # reStructuredText literals, as Markdown writes them
+    title, _, body = text.partition("\n")
+    out = [f"# {title}\n"]
+    section: str | None = None
+    block: list[str] = []
+
+    def flush() -> None:
+        if section is None:
+            return
+        lines = [line[4:] if line.startswith("    ") else line for line in block]
+        content = "\n".join(lines).strip("\n")
+        out.append(f"\n## {section}\n\n")
+        if section == "Example":
+            out.append(f"```python\n{content}\n```\n")
+        else:
+            out.append(" ".join(content.split()) + "\n")
+
+    for line in body.splitlines():
+        if line in _SECTIONS:
+            flush()
+            section, block = line, []
+        else:
+            block.append(line)
+    flush()
+    return "".join(out)

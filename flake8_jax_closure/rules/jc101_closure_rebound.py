@@ -25,6 +25,14 @@ Example
 Use instead
     Pass the value as an argument of the compiled function, and keep the old signature with a
     plain wrapper that reads the current value on every call (what ``fix`` writes).
+
+Fix safety
+    The fix is safe when the code shows what the variable holds: arrays and numbers are passed
+    as traced arguments; dtypes, functions, classes and strings, and literal numbers used where
+    JAX needs a Python value, as static ones (hashable by construction). It is unsafe when the
+    code does not show the values (only parameters or unknown calls), when they are arrays and
+    functions by turns, or when arrays are used where JAX needs a Python value; there is no fix
+    for a read inside a helper function, or for a function also used without compilation.
 """
 
 from __future__ import annotations

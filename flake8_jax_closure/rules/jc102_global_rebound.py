@@ -23,6 +23,13 @@ Example
 Use instead
     Pass the value as an argument of the compiled function; ``fix`` lifts it into a keyword-only
     parameter and keeps the old signature with a wrapper.
+
+Fix safety
+    As for JC101: safe when the module shows what the global holds (arrays and numbers traced;
+    dtypes, functions, classes, strings, and literal numbers used as Python values static),
+    unsafe when it does not or when the kinds disagree; no fix for a read inside a helper
+    function. A function compiled by call is renamed (``_f_impl``): other modules that import it
+    by its old name must change.
 """
 
 from __future__ import annotations

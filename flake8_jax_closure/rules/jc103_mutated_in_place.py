@@ -23,6 +23,12 @@ Example
 
 Use instead
     Pass the value that changes (``CONFIG["clip"]``) as an argument of the compiled function.
+
+Fix safety
+    The fix lifts the path read (``CONFIG["clip"]``, ``hparams.l2``, ``Defaults.EPS``), judged by
+    the values that path is given, as for JC101. Lifting the whole object (a container changed
+    through ``append`` or ``update``) is unsafe: as an argument it must hold only arrays and
+    numbers.
 """
 
 from __future__ import annotations

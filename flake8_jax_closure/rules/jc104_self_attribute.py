@@ -32,6 +32,12 @@ Use instead
     pytree so that ``self`` is traced, or move the compiled function out of the class. Frozen
     dataclasses, NamedTuples and Flax or Equinox modules are not reported: they cannot change in
     place.
+
+Fix safety
+    With ``self`` static, the compiled method takes the attribute as a keyword-only parameter and
+    a wrapper method of the same name passes ``self.<attr>`` on every call; the attribute's
+    values decide traced or static, and safety, as for JC101. There is no fix for a bound method
+    (``jax.jit(self.step)``) or for a read through another method or property.
 """
 
 from __future__ import annotations
