@@ -175,6 +175,8 @@ def check_project(tool: list[str], project: Project, folder: Path) -> list[Found
         raise SystemExit(f"{project.name}: the linter failed:\n{completed.stderr}")
     found = []
     for item in json.loads(completed.stdout):
+        if item["code"] == "E999":
+            continue  # a file that does not parse (a notebook's shell escapes): no finding
         path = os.path.normpath(item["filename"])
         found.append(
             Found(project.name, path, item["line"], item["code"], _name(item), item["message"])
