@@ -221,40 +221,25 @@ def count_lines(target: Path) -> tuple[int, int]:
 def language_server_latency(path: Path, rounds: int) -> tuple[float, float]:
     """Median seconds from ``didOpen`` and from ``didChange`` to the diagnostics."""
     from lsprotocol import types
-    from pygls.lsp.client import LanguageClient
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from lsp_session import close, open_text, start
 
     text = path.read_text(encoding="utf-8")
     expected = len(re.findall(r"^SCALE_\d+ = ", text, re.MULTILINE))
 
     async def measure() -> tuple[list[float], list[float]]:
-        client = LanguageClient("benchmark", "1")
-        published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-            published.put_nowait(params)
-
-        await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
-        await client.initialize_async(
-            types.InitializeParams(capabilities=types.ClientCapabilities())
-        )
-        client.initialized(types.InitializedParams())
+        client, published = await start()
         opened, changed = [], []
         for number in range(rounds + 1):  # the first round warms the server's imports
             uri = path.with_name(f"{path.stem}_{number}.py").as_uri()
-            start = time.perf_counter()
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=text
-                    )
-                )
-            )
+            began = time.perf_counter()
+            open_text(client, uri, text)
             params = await asyncio.wait_for(published.get(), 60)
-            opened.append(time.perf_counter() - start)
+            opened.append(time.perf_counter() - began)
             if len(params.diagnostics) != expected:
                 raise BenchmarkError(f"the server reported {len(params.diagnostics)} findings")
-            start = time.perf_counter()
+            began = time.perf_counter()
             client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
@@ -264,12 +249,10 @@ def language_server_latency(path: Path, rounds: int) -> tuple[float, float]:
                 )
             )
             params = await asyncio.wait_for(published.get(), 60)
-            changed.append(time.perf_counter() - start)
+            changed.append(time.perf_counter() - began)
             if len(params.diagnostics) != expected:
                 raise BenchmarkError("the server lost findings after a change")
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        await close(client)
         return opened[1:], changed[1:]
 
     opened, changed = asyncio.run(measure())

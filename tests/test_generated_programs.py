@@ -5,7 +5,6 @@ program follows the change."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -79,46 +78,17 @@ def test_flake8_reports_what_the_engine_reports(written: dict[str, Path]) -> Non
 
 def test_the_language_server_reports_what_the_engine_reports(written: dict[str, Path]) -> None:
     pytest.importorskip("pygls")
-    from lsprotocol import types
-    from pygls.lsp.client import LanguageClient
+    from lsp_session import diagnostics_of
 
-    async def diagnostics() -> set[str]:
-        client = LanguageClient("test-client", "1")
-        published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-            published.put_nowait(params)
-
-        await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
-        await client.initialize_async(
-            types.InitializeParams(capabilities=types.ClientCapabilities())
-        )
-        client.initialized(types.InitializedParams())
-        uris = {}
-        for path in written.values():
-            uri = path.as_uri()
-            uris[uri] = path
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
-        lines = set()
-        for _ in uris:
-            params = await asyncio.wait_for(published.get(), 60)
-            for d in params.diagnostics:
-                start = d.range.start
-                path = uris[params.uri]
-                lines.add(f"{path}:{start.line + 1}:{start.character + 1}: {d.code} {d.message}")
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
-        return lines
-
-    assert asyncio.run(diagnostics()) == _engine_lines(written)
+    published = diagnostics_of({path.as_uri(): path.read_text() for path in written.values()})
+    by_uri = {path.as_uri(): path for path in written.values()}
+    lines = {
+        f"{by_uri[uri]}:{d.range.start.line + 1}:{d.range.start.character + 1}: {d.code} "
+        f"{d.message}"
+        for uri, diagnostics in published.items()
+        for d in diagnostics
+    }
+    assert lines == _engine_lines(written)
 
 
 @pytest.mark.jax

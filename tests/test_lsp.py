@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 from fixture_support import FIXTURES
 
 pytest.importorskip("pygls")
+from lsp_session import close, open_text, start  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 
@@ -33,34 +33,9 @@ async def open_document(
     text: str, uri: str, initialization_options: Any = None
 ) -> tuple[LanguageClient, asyncio.Queue[types.PublishDiagnosticsParams]]:
     """Start the server, initialize, open one document; diagnostics arrive on the queue."""
-    client = LanguageClient("test-client", "1")
-    published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        published.put_nowait(params)
-
-    await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options=initialization_options
-        )
-    )
-    client.initialized(types.InitializedParams())
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=text
-            )
-        )
-    )
+    client, published = await start(initialization_options)
+    open_text(client, uri, text)
     return client, published
-
-
-async def close(client: LanguageClient) -> None:
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
 
 
 def actions_request(

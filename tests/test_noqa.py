@@ -3,7 +3,6 @@ codes hides only those codes, on its own line; a bare one hides everything there
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -69,41 +68,10 @@ def _codes_from_flake8(path: Path) -> list[str]:
 
 def _codes_from_language_server(paths: list[Path]) -> dict[Path, list[str]]:
     pytest.importorskip("pygls")
-    from lsprotocol import types
-    from pygls.lsp.client import LanguageClient
+    from lsp_session import diagnostics_of
 
-    async def run() -> dict[Path, list[str]]:
-        client = LanguageClient("test-client", "1")
-        published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-            published.put_nowait(params)
-
-        await client.start_io(sys.executable, "-m", "flake8_jax_closure", "lsp")
-        await client.initialize_async(
-            types.InitializeParams(capabilities=types.ClientCapabilities())
-        )
-        client.initialized(types.InitializedParams())
-        for path in paths:
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
-        codes: dict[Path, list[str]] = {}
-        for _ in paths:
-            params = await asyncio.wait_for(published.get(), 60)
-            by_uri = {p.as_uri(): p for p in paths}
-            codes[by_uri[params.uri]] = sorted(str(d.code) for d in params.diagnostics)
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
-        return codes
-
-    return asyncio.run(run())
+    published = diagnostics_of({path.as_uri(): path.read_text() for path in paths})
+    return {path: sorted(str(d.code) for d in published[path.as_uri()]) for path in paths}
 
 
 def test_noqa_hides_only_the_codes_it_names_everywhere(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 from .names import last_component
 
@@ -24,53 +25,43 @@ def word_index(text: str) -> dict[str, list[int]]:
     return index
 
 
-def word_lines(text: str, word: str) -> list[int]:
-    """The lines (1-based) where ``word`` occurs with no identifier character on either side.
+def occurrences(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` starts in ``text`` with no identifier character on either side.
     ``str.find`` scans at C speed; a regular expression with look-arounds is several times
     slower on the texts this runs over."""
-    lines: list[int] = []
-    find, count, size, length = text.find, text.count, len(word), len(text)
-    line, counted, start = 1, 0, 0
+    find, size, length, start = text.find, len(word), len(text), 0
     while True:
         index = find(word, start)
         if index < 0:
-            return lines
-        end = index + size
-        start = end
-        if index:
-            before = text[index - 1]
-            if before.isalnum() or before == "_" or not before.isascii():
-                if _is_identifier_char(before):
-                    continue
-        if end < length:
-            after = text[end]
-            if after.isalnum() or after == "_" or not after.isascii():
-                if _is_identifier_char(after):
-                    continue
-        line += count("\n", counted, index)
-        counted = index
-        if not lines or lines[-1] != line:
-            lines.append(line)
-
-
-def has_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` with no identifier character on either side."""
-    find, size, start = text.find, len(word), 0
-    while True:
-        index = find(word, start)
-        if index < 0:
-            return False
+            return
         end = index + size
         start = end
         if index and _is_identifier_char(text[index - 1]):
             continue
-        if end < len(text) and _is_identifier_char(text[end]):
+        if end < length and _is_identifier_char(text[end]):
             continue
-        return True
+        yield index
+
+
+def word_lines(text: str, word: str) -> list[int]:
+    """The lines (1-based) where ``word`` occurs as a word."""
+    lines: list[int] = []
+    count, line, counted = text.count, 1, 0
+    for index in occurrences(text, word):
+        line += count("\n", counted, index)
+        counted = index
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a word."""
+    return next(occurrences(text, word), None) is not None
 
 
 def _is_identifier_char(char: str) -> bool:
-    if char.isascii():
+    if char.isascii():  # the common case, without building a string
         return char.isalnum() or char == "_"
     return ("a" + char).isidentifier()
 
