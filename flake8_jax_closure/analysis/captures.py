@@ -33,6 +33,7 @@ from .scopes import (
     exclusive,
     paths_overlap,
 )
+from .structure import sets_split_structure
 from .timing import CompiledLife, compiled_life, stale_after
 
 # Binding kinds that make a name refer to a module or a function: in-place changes to those are
@@ -246,7 +247,12 @@ class CaptureAnalysis:
             ]
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
-            (c for c in candidates if not c.scope.is_within(compiled.scope)), key=_change_at
+            (
+                c
+                for c in candidates
+                if not c.scope.is_within(compiled.scope) and not sets_split_structure(facts, c)
+            ),
+            key=_change_at,
         )
         if not changes:
             return None, None

@@ -12,6 +12,11 @@ Where an attribute changes:
   (``setUp``, ``setUpClass``, ``asyncSetUp``, ``setup_method``, ``setup_class``, pytest
   fixtures), private helpers reached only from those, and lazy initialisation (an attribute
   that construction leaves ``None`` and exactly one other method fills in);
+- set-up steps: a method named for loading, restoring, building, creating, configuring or
+  initialising the object (``load_params``, ``restore_checkpoint``, ``create_state``) that
+  nothing in the module calls, except construction and other set-up steps, and the methods
+  only those call. Code outside the module sets an object up before it uses it; where the
+  module itself calls such a method, that call is timed like any change;
 - on an instance (``obj.attr = ...``, the object resolved to the class it was made from at that
   point): timed like any change, against the uses of that object;
 - later in the method that makes a compiled closure: timed in that method's code. A closure is
@@ -31,6 +36,7 @@ from .callgraph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
 from .scopes import Facts, Mutation, Read, Scope, ScopeKind
+from .structure import sets_split_structure
 from .timing import CompiledLife, stale_after
 
 CONSTRUCTION = frozenset(
@@ -52,6 +58,13 @@ IMMUTABLE_BASES = frozenset(
 )
 FROZEN_DECORATORS = frozenset({"flax.struct.dataclass"})
 DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "chex.dataclass"})
+# A method named ``<word>`` or ``<word>_...`` (leading underscores aside) sets its object up.
+SETUP_WORDS = frozenset(
+    {
+        "load", "restore", "build", "create", "configure", "initialize", "initialise", "init",
+        "setup", "set_up",
+    }
+)  # fmt: skip
 
 
 @dataclass
@@ -59,6 +72,8 @@ class ClassFacts:
     scope: Scope
     methods: dict[str, Scope] = field(default_factory=dict)
     construction: set[str] = field(default_factory=set)
+    # Set-up steps after construction (see the module's docstring).
+    setup: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -143,7 +158,38 @@ class MethodCaptureAnalysis:
                 ):
                     facts.construction.add(name)
                     changed = True
+        facts.setup = self._setup_steps(facts)
         return facts
+
+    def _setup_steps(self, cls: ClassFacts) -> set[str]:
+        """Set-up steps: methods named for setting up that only construction and set-up call
+        in this module, then the methods that only those call."""
+        phase = set(cls.construction)
+
+        def called_only_in_phase(name: str) -> bool:
+            return all(
+                ref.called
+                and (caller := _enclosing_method(ref.scope, cls.scope)) is not None
+                and caller.name in phase
+                for ref in self.facts.attribute_refs(name)
+            )
+
+        steps = {
+            name for name in cls.methods
+            if name not in phase and _named_for_setup(name) and called_only_in_phase(name)
+        }  # fmt: skip
+        phase |= steps
+        changed = bool(steps)
+        while changed:
+            changed = False
+            for name in cls.methods:
+                if name in phase or name.endswith("__") or not self.facts.attribute_refs(name):
+                    continue
+                if called_only_in_phase(name):
+                    steps.add(name)
+                    phase.add(name)
+                    changed = True
+        return steps
 
     # -- compiled code holding self --------------------------------------------------------------
 
@@ -296,8 +342,13 @@ class MethodCaptureAnalysis:
                 continue  # trace-time work of the compiled function itself
             if _fills_unset(mutation, attribute):
                 continue  # ``if self.rng is None: self.rng = ...`` happens once, first
+            if sets_split_structure(self.facts, mutation):
+                continue
             if method is not None and (
-                method.name in cls.construction or method is lazy or method in setup
+                method.name in cls.construction
+                or method.name in cls.setup
+                or method is lazy
+                or method in setup
             ):
                 if method is not holder.method:
                     continue
@@ -382,6 +433,11 @@ class MethodCaptureAnalysis:
         instance = CompiledLife(uses, home, None, (), False)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         return stale_after(self.graph, instance, self.captures.change_reach(mutation, barrier))
+
+
+def _named_for_setup(name: str) -> bool:
+    bare = name.lstrip("_")
+    return any(bare == word or bare.startswith(f"{word}_") for word in SETUP_WORDS)
 
 
 def _first_attribute(read: Read) -> str | None:

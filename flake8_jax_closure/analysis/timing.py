@@ -61,10 +61,33 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     reach = graph.propagate(direct, home)
     if len(sites) == 1 and first.bound_name is not None:
         reach.events = _while_named(graph, first, reach.events, maker, made_at, made_loops, fresh)
+    reach.events = _after_definition(first.scope, reach.events)
     if graph.holders_outside(sites):
         reach.add_entry(first.scope)
     definer_scope, _, defined_loops = level(definition, first.scope.start, first.scope.loops)
     return CompiledLife(reach, home, maker, made_loops, fresh, definer_scope, defined_loops)
+
+
+def _after_definition(function: Scope, events: list[Event]) -> list[Event]:
+    """Module code that runs before the top-level statement defining the compiled function
+    (or the function or class around it) runs before the object can exist: a notebook's first
+    cells cannot call a method of a class defined in a later cell, whatever its name."""
+    top = function
+    while top.parent is not None and top.parent.kind is not ScopeKind.MODULE:
+        top = top.parent
+    if top.parent is None:
+        return events
+    decorators = getattr(top.node, "decorator_list", [])
+    begins = min([top.start, *((d.lineno, d.col_offset) for d in decorators)])
+    return [
+        e
+        for e in events
+        if not (
+            e.driver.kind is ScopeKind.MODULE
+            and e.at < begins
+            and not set(e.loops) & set(top.loops)
+        )
+    ]
 
 
 def _fresh(site: CompiledFunction) -> bool:
