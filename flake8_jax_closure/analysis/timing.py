@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from .callgraph import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction, Form
 from .scopes import Pos, Scope, ScopeKind
+from .shapes import Shape, call_shapes
 
 
 @dataclass
@@ -158,7 +159,9 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
             if after and (len(here) > 1 or any(u.loops for u in after)):
                 return True
             continue
-        if _sequence(event, here, module_outside) or _loop(event, here, life):
+        if _sequence(event, here, module_outside) and not _traced_anew(graph, event, here):
+            return True
+        if _loop(event, here, life):
             return True
         if here and _repeats(graph, event.driver, life):
             # The next run uses the object traced in this run, before or after the change.
@@ -195,6 +198,21 @@ def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
     after = any(u.at > change.at for u in uses)
     handed_on = module_outside or any(u.kind is EventKind.ESCAPE for u in uses)
     return after or handed_on
+
+
+def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
+    """Every call after the change passes literal arrays of a shape no call before it passed:
+    JAX traces again, reading the new value."""
+    before: set[tuple[Shape, ...]] = set()
+    after: set[tuple[Shape, ...]] = set()
+    for use in uses:
+        if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
+            return False
+        shapes = call_shapes(graph.facts, use.node)
+        if shapes is None:
+            return False
+        (before if use.at < change.at else after).add(shapes)
+    return bool(after) and not after & before
 
 
 def _before_home(graph: CallGraph, event: Event, home: Scope) -> bool:

@@ -23,6 +23,8 @@ from ..analysis.scopes import Binding, BindingKind, Facts, Scope
 class Kind(enum.Enum):
     STATIC = "static"  # dtypes, functions, classes, modules, strings: hashable, never traced
     NUMBER = "number"  # Python numbers and tuples of them: traced or static alike
+    # Tuples of integer literals: axes, a shape, dimensions, which JAX needs as Python values.
+    INTEGERS = "integers"
     ARRAY = "array"  # arrays and containers of them: traced, never hashable
     NONE = "none"  # ``None`` is an empty pytree and hashable: fits either way
     UNKNOWN = "unknown"  # nothing the code shows
@@ -104,7 +106,11 @@ class ValueJudge:
                 [self.kind(expr.body, scope, depth + 1), self.kind(expr.orelse, scope, depth + 1)]
             )
         if isinstance(expr, ast.Tuple):
+            if _integers(expr):
+                return Kind.INTEGERS
             return _tuple(self.kind(e, scope, depth + 1) for e in expr.elts)
+        if isinstance(expr, ast.List) and expr.elts and _integers(expr):
+            return Kind.UNKNOWN  # data, or axes that fit neither a traced nor a static argument
         if isinstance(expr, (ast.List, ast.Set, ast.Dict, ast.ListComp, ast.DictComp)):
             return Kind.ARRAY if self._holds_numbers(expr, scope, depth) else Kind.UNKNOWN
         if isinstance(expr, ast.Compare):
@@ -306,6 +312,12 @@ class ValueJudge:
 def decide(name: str, values: set[Kind], uses: set[Kind], needs_concrete: bool) -> Decision:
     """How to pass the value, from what its values and uses show."""
     evidence = (values | uses) - {Kind.UNKNOWN, Kind.NONE}
+    if evidence == {Kind.INTEGERS} or evidence == {Kind.INTEGERS, Kind.NUMBER}:
+        return Decision(
+            True, f"'{name}' is static: a tuple of integers (axes or a shape), which JAX needs "
+            "as a Python value",
+        )  # fmt: skip
+    evidence = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in evidence}
     if Kind.STATIC in evidence and Kind.ARRAY in evidence:
         return Decision(
             True, f"'{name}' holds arrays and values that cannot be traced",
@@ -342,6 +354,15 @@ def _static_words(values: set[Kind], uses: set[Kind]) -> str:
     return "a function, dtype, class or string (hashable, cannot be traced)"
 
 
+def _integers(display: ast.Tuple | ast.List) -> bool:
+    """Integer literals only, or tuples of them: ``()``, ``(0, 1)``, ``((1, 2), (3,))``."""
+    return all(
+        (isinstance(e, ast.Constant) and type(e.value) is int)
+        or (isinstance(e, ast.Tuple) and _integers(e))
+        for e in display.elts
+    )
+
+
 def _assigned(binding: Binding) -> ast.expr | None:
     """The value a binding gives, also for each name of ``a = b = 0.0``."""
     if binding.value is not None:
@@ -376,6 +397,9 @@ def _constant_kind(value: object) -> Kind:
 
 
 def _arithmetic(left: Kind, right: Kind) -> Kind:
+    if left is Kind.INTEGERS and right is Kind.INTEGERS:
+        return Kind.INTEGERS  # ``(0,) + (1,)``
+    left, right = (Kind.STATIC if k is Kind.INTEGERS else k for k in (left, right))
     if Kind.STATIC in (left, right):
         return Kind.STATIC if left in (Kind.STATIC, Kind.NUMBER) else Kind.UNKNOWN
     if left is Kind.NUMBER and right is Kind.NUMBER:
@@ -388,7 +412,7 @@ def _arithmetic(left: Kind, right: Kind) -> Kind:
 
 
 def _tuple(kinds: Iterable[Kind]) -> Kind:
-    found = set(kinds)
+    found = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in kinds}
     if not found:
         return Kind.NUMBER
     if found <= {Kind.STATIC, Kind.NONE, Kind.NUMBER} and Kind.STATIC in found:
@@ -404,6 +428,7 @@ def _combine(kinds: Iterable[Kind]) -> Kind:
     found = set(kinds) - {Kind.UNKNOWN}
     if len(found) == 1:
         return found.pop()
+    found = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in found}
     if not found:
         return Kind.UNKNOWN
     if Kind.STATIC in found and Kind.ARRAY in found:
