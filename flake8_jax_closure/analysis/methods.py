@@ -32,7 +32,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .callgraph import CallGraph
+from .callgraph import CONSTRUCTORS, CallGraph
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
 from .scopes import Facts, Mutation, Read, Scope, ScopeKind
@@ -344,6 +344,12 @@ class MethodCaptureAnalysis:
                 continue  # ``if self.rng is None: self.rng = ...`` happens once, first
             if sets_split_structure(self.facts, mutation):
                 continue
+            if (
+                method is holder.method
+                and method.name in CONSTRUCTORS
+                and _before_making(mutation, holder.site, method)
+            ):
+                continue  # each construction sets a new object up before making the closure
             if method is not None and (
                 method.name in cls.construction
                 or method.name in cls.setup
@@ -433,6 +439,23 @@ class MethodCaptureAnalysis:
         instance = CompiledLife(uses, home, None, (), False)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         return stale_after(self.graph, instance, self.captures.change_reach(mutation, barrier))
+
+
+def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) -> bool:
+    """The change runs in ``method`` before the compiled object is made there, outside any loop
+    around both."""
+    if mutation.scope is not method:
+        return False
+    if site.site_scope is method:
+        made, loops = site.created_at, site.created_loops
+    else:
+        scope: Scope | None = site.site_scope
+        while scope is not None and scope.parent is not method:
+            scope = scope.parent
+        if scope is None:
+            return False
+        made, loops = scope.start, scope.loops
+    return mutation.end <= made and not set(mutation.loops) & set(loops)
 
 
 def _named_for_setup(name: str) -> bool:

@@ -25,6 +25,8 @@ class Kind(enum.Enum):
     NUMBER = "number"  # Python numbers and tuples of them: traced or static alike
     # Tuples of integer literals: axes, a shape, dimensions, which JAX needs as Python values.
     INTEGERS = "integers"
+    # Lists of integer literals: data, or axes; not hashable, and axes cannot be traced.
+    INTEGER_LIST = "integer list"
     ARRAY = "array"  # arrays and containers of them: traced, never hashable
     NONE = "none"  # ``None`` is an empty pytree and hashable: fits either way
     UNKNOWN = "unknown"  # nothing the code shows
@@ -110,7 +112,7 @@ class ValueJudge:
                 return Kind.INTEGERS
             return _tuple(self.kind(e, scope, depth + 1) for e in expr.elts)
         if isinstance(expr, ast.List) and expr.elts and _integers(expr):
-            return Kind.UNKNOWN  # data, or axes that fit neither a traced nor a static argument
+            return Kind.INTEGER_LIST
         if isinstance(expr, (ast.List, ast.Set, ast.Dict, ast.ListComp, ast.DictComp)):
             return Kind.ARRAY if self._holds_numbers(expr, scope, depth) else Kind.UNKNOWN
         if isinstance(expr, ast.Compare):
@@ -317,6 +319,12 @@ def decide(name: str, values: set[Kind], uses: set[Kind], needs_concrete: bool) 
             True, f"'{name}' is static: a tuple of integers (axes or a shape), which JAX needs "
             "as a Python value",
         )  # fmt: skip
+    if Kind.INTEGER_LIST in evidence:
+        return Decision(
+            False, f"'{name}' is traced",
+            f"'{name}' holds a list of integers: not hashable, so not a static argument, and "
+            "as a traced one it fails where JAX needs integers (axes, a shape)",
+        )  # fmt: skip
     evidence = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in evidence}
     if Kind.STATIC in evidence and Kind.ARRAY in evidence:
         return Decision(
@@ -399,7 +407,7 @@ def _constant_kind(value: object) -> Kind:
 def _arithmetic(left: Kind, right: Kind) -> Kind:
     if left is Kind.INTEGERS and right is Kind.INTEGERS:
         return Kind.INTEGERS  # ``(0,) + (1,)``
-    left, right = (Kind.STATIC if k is Kind.INTEGERS else k for k in (left, right))
+    left, right = _plain(left), _plain(right)
     if Kind.STATIC in (left, right):
         return Kind.STATIC if left in (Kind.STATIC, Kind.NUMBER) else Kind.UNKNOWN
     if left is Kind.NUMBER and right is Kind.NUMBER:
@@ -411,8 +419,15 @@ def _arithmetic(left: Kind, right: Kind) -> Kind:
     return Kind.NUMBER if Kind.NUMBER in (left, right) else Kind.UNKNOWN
 
 
+def _plain(kind: Kind) -> Kind:
+    """The kind inside a tuple, a sum or a choice: integer tuples are static, lists unknown."""
+    if kind is Kind.INTEGERS:
+        return Kind.STATIC
+    return Kind.UNKNOWN if kind is Kind.INTEGER_LIST else kind
+
+
 def _tuple(kinds: Iterable[Kind]) -> Kind:
-    found = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in kinds}
+    found = {_plain(kind) for kind in kinds}
     if not found:
         return Kind.NUMBER
     if found <= {Kind.STATIC, Kind.NONE, Kind.NUMBER} and Kind.STATIC in found:
@@ -428,7 +443,7 @@ def _combine(kinds: Iterable[Kind]) -> Kind:
     found = set(kinds) - {Kind.UNKNOWN}
     if len(found) == 1:
         return found.pop()
-    found = {Kind.STATIC if kind is Kind.INTEGERS else kind for kind in found}
+    found = {_plain(kind) for kind in found} - {Kind.UNKNOWN}
     if not found:
         return Kind.UNKNOWN
     if Kind.STATIC in found and Kind.ARRAY in found:
