@@ -62,7 +62,8 @@ class StaleCapture:
     # How the value is reached, when not directly: ``helper()`` (a function of the module, or a
     # method of the class) or a property ``k``.
     read_through: str | None = None
-    # The name is a class (``Defaults.EPS``, ``cls.scale``): its attributes change.
+    # The name is a class or a module (``Defaults.EPS``, ``cls.scale``, ``config.LR``): its
+    # attributes change, and are shown with it.
     class_attribute: bool = False
 
     @property
@@ -202,7 +203,10 @@ class CaptureAnalysis:
             )  # fmt: skip
         for (owner_id, name), reads in by_variable.items():
             owner = owners[owner_id]
-            paths = [read.path for read in reads]
+            if _names_module(self.facts, self.facts.bindings_of(owner, name)):
+                paths = [_module_path(self.facts, read) for read in reads]
+            else:
+                paths = [read.path for read in reads]
             cls = self.class_of_cls(owner, name)
             if cls is not None:
                 rebinding, mutation = None, self._first_class_change(sites, cls, paths)
@@ -211,8 +215,11 @@ class CaptureAnalysis:
             if rebinding is None and mutation is None:
                 continue
             reads.sort(key=lambda r: r.start)
-            class_bound = cls is not None or any(
-                b.kind is BindingKind.CLASS for b in self.facts.bindings_of(owner, name)
+            bindings = self.facts.bindings_of(owner, name)
+            class_bound = (
+                cls is not None
+                or any(b.kind is BindingKind.CLASS for b in bindings)
+                or _names_module(self.facts, bindings)
             )
             yield StaleCapture(
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
@@ -236,7 +243,16 @@ class CaptureAnalysis:
             b for b in bindings if b not in initial and not any(_same_import(b, i) for i in initial)
         ]
         mutations: list[Mutation] = []
-        if not _holds_ref(facts, bindings) and _holds_value(bindings):
+        if _names_module(facts, bindings):
+            # ``config.LR = 0.5`` on an imported module: what compiled code reads as
+            # ``config.LR``; a module handed on whole is not read through a path.
+            mutations = [
+                m
+                for m in facts.mutations_of(owner, name)
+                if m.path and any(p and paths_overlap(m.path, p) for p in paths)
+                and self._mutation_applies(m)
+            ]  # fmt: skip
+        elif not _holds_ref(facts, bindings) and _holds_value(facts, bindings):
             if any(b.kind is BindingKind.CLASS for b in bindings):
                 # A class: only its attributes read through it (``Defaults.EPS``) count.
                 paths = [p for p in paths if p and p[0].startswith(".")]
@@ -391,12 +407,44 @@ def _same_import(binding: Binding, initial: Binding) -> bool:
     )
 
 
-def _holds_value(bindings: list[Binding]) -> bool:
+def _holds_value(facts: Facts, bindings: list[Binding]) -> bool:
     """Whether in-place changes of the variable are changes of a value: not of a module or a
     function (``np.append(...)`` is a call), but of classes' attributes."""
     if not bindings:
         return True  # a global assigned nowhere in the module (builtins excluded by callers)
-    return not all(b.kind in (BindingKind.IMPORT, BindingKind.DEF) for b in bindings)
+    return not all(
+        b.kind in (BindingKind.IMPORT, BindingKind.DEF) or _module_value(facts, b) for b in bindings
+    )
+
+
+def _names_module(facts: Facts, bindings: list[Binding]) -> bool:
+    """Whether every binding of the variable is a module."""
+    return bool(bindings) and all(
+        b.kind is BindingKind.IMPORT and b.imported is not None or _module_value(facts, b)
+        for b in bindings
+    )
+
+
+def _module_path(facts: Facts, read: Read) -> tuple[str, ...]:
+    """The path read through a module: ``np.sum(x)`` reads ``.sum``, where for other values a
+    method call may read anything of its receiver."""
+    node = read.path_node if read.path_node is not None else read.node
+    attribute = facts.parent(node)
+    if isinstance(attribute, ast.Attribute) and attribute.value is node:
+        call = facts.parent(attribute)
+        if isinstance(call, ast.Call) and call.func is attribute:
+            return (*read.path, f".{attribute.attr}")
+    return read.path
+
+
+def _module_value(facts: Facts, binding: Binding) -> bool:
+    """``d2l = sys.modules[__name__]``, ``np = importlib.import_module("numpy")``: an import."""
+    value = binding.value
+    if isinstance(value, ast.Subscript):
+        return facts.qualified_name(binding.scope, value.value) == "sys.modules"
+    if isinstance(value, ast.Call):
+        return facts.qualified_name(binding.scope, value.func) == "importlib.import_module"
+    return False
 
 
 def _holds_ref(facts: Facts, bindings: list[Binding]) -> bool:

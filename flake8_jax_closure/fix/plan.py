@@ -448,8 +448,12 @@ class FixPlanner:
                 f"'{capture.read_through[:-2]}' as an argument"
             )
         bindings = facts.bindings_of(capture.owner, capture.name)
+        # An imported module's attribute changed in place (``config.LR = 0.5``) is a value,
+        # lifted like a class attribute; a module rebound is not.
+        through_paths = capture.mutation is not None and all(r.path for r in capture.reads)
         if capture.attribute is None and any(
-            b.kind in (BindingKind.IMPORT, BindingKind.DEF) for b in bindings
+            b.kind is BindingKind.DEF or (b.kind is BindingKind.IMPORT and not through_paths)
+            for b in bindings
         ):
             raise NoFix(f"'{capture.name}' names a module, function or class, not a value")
         if any(b.kind is BindingKind.CLASS for b in bindings) and not all(

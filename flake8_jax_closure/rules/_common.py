@@ -48,7 +48,8 @@ def through(capture: StaleCapture) -> str:
 
 
 def shown(capture: StaleCapture) -> str:
-    """The name as read: ``Defaults.EPS`` for an attribute of a class, else the name."""
+    """The name as read: ``Defaults.EPS`` for an attribute of a class or a module, else the
+    name."""
     paths = {read.path for read in capture.reads}
     if capture.class_attribute and len(paths) == 1:
         (path,) = paths

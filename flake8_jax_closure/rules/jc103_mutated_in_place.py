@@ -2,7 +2,8 @@
 
 What it does
     Finds compiled functions that read a closure or global object (a dict, a list, a NumPy
-    array, an object's attributes) that is changed in place: item or attribute assignment,
+    array, an object's attributes, a class's or an imported configuration module's attributes
+    such as ``settings.LR``) that is changed in place: item or attribute assignment,
     augmented assignment or ``del`` on it, or a mutating method call (``update``, ``append``,
     ``pop``, NumPy's ``fill``, ...), after the compiled function may have run.
 
@@ -25,10 +26,10 @@ Use instead
     Pass the value that changes (``CONFIG["clip"]``) as an argument of the compiled function.
 
 Fix safety
-    The fix lifts the path read (``CONFIG["clip"]``, ``hparams.l2``, ``Defaults.EPS``), judged by
-    the values that path is given, as for JC101. Lifting the whole object (a container changed
-    through ``append`` or ``update``) is unsafe: as an argument it must hold only arrays and
-    numbers.
+    The fix lifts the path read (``CONFIG["clip"]``, ``hparams.l2``, ``Defaults.EPS``,
+    ``settings.LR``), judged by the values that path is given, as for JC101. Lifting the whole
+    object (a container changed through ``append`` or ``update``) is unsafe: as an argument it
+    must hold only arrays and numbers.
 """
 
 from __future__ import annotations
