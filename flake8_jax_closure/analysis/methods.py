@@ -260,6 +260,16 @@ class MethodCaptureAnalysis:
                 for inner in sorted(self._attributes_read_by(cls, called)):
                     by_attribute.setdefault(inner, []).append(read)
                     through.setdefault(inner, shown)
+        # Attributes the compiled code sets itself, directly or in the methods it calls, are
+        # its own trace-time state (``self.rng, key = split(self.rng)`` under a guard).
+        reached = {name for read in reads for name in self._methods_reached(cls, read)}
+        for attribute in list(by_attribute):
+            if any(
+                mutation.scope.is_within(site.scope)
+                or (changer is not None and changer.name in reached)
+                for mutation, changer in self._changes(cls, attribute)
+            ):
+                del by_attribute[attribute]
         life = self._life(holder)
         setup = self._initialisers(cls, set(by_attribute)) | self._replacers(cls, holder)
         # A static ``self`` hashed by value (``__hash__`` over the attribute): a change gives a
@@ -293,6 +303,26 @@ class MethodCaptureAnalysis:
         if isinstance(parent, ast.Attribute) and parent.value is read.node:
             return parent.attr
         return None
+
+    def _methods_reached(self, cls: ClassFacts, read: Read) -> set[str]:
+        """The methods of the class that a read of ``self`` calls (``self.helper()``), and the
+        methods they call in turn."""
+        called = self._called_method(read)
+        if called is None or called not in cls.methods:
+            return set()
+        reached = {called}
+        pending = [called]
+        while pending:
+            method = cls.methods[pending.pop()]
+            self_name = method_self_name(method)
+            for inner in self.facts.reads_within(method):
+                if inner.name != self_name:
+                    continue
+                name = self._called_method(inner)
+                if name is not None and name in cls.methods and name not in reached:
+                    reached.add(name)
+                    pending.append(name)
+        return reached
 
     def _attributes_read_by(
         self, cls: ClassFacts, name: str, seen: frozenset[str] = frozenset()
