@@ -260,15 +260,19 @@ class MethodCaptureAnalysis:
                 for inner in sorted(self._attributes_read_by(cls, called)):
                     by_attribute.setdefault(inner, []).append(read)
                     through.setdefault(inner, shown)
-        # Attributes the compiled code sets itself, directly or in the methods it calls, are
-        # its own trace-time state (``self.rng, key = split(self.rng)`` under a guard).
+        # Attributes the compiled code sets itself under a guard, directly or in the methods
+        # it calls, are its own trace-time state (``if rng is None: self.rng, rng =
+        # split(self.rng)``). Set unconditionally (``self.n += 1; return self.n``), the value
+        # the compiled code returns is stuck: still reported.
         reached = {name for read in reads for name in self._methods_reached(cls, read)}
         for attribute in list(by_attribute):
-            if any(
-                mutation.scope.is_within(site.scope)
-                or (changer is not None and changer.name in reached)
+            own = [
+                mutation
                 for mutation, changer in self._changes(cls, attribute)
-            ):
+                if mutation.scope.is_within(site.scope)
+                or (changer is not None and changer.name in reached)
+            ]
+            if own and all(mutation.guards for mutation in own):
                 del by_attribute[attribute]
         life = self._life(holder)
         setup = self._initialisers(cls, set(by_attribute)) | self._replacers(cls, holder)
