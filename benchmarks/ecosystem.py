@@ -75,11 +75,15 @@ def read_projects(path: Path = PROJECTS) -> list[Project]:
 
 
 def notebook_to_script(raw: bytes) -> str | None:
-    """The code cells of a notebook as one script; magics and shell lines become comments."""
+    """The code cells of a notebook as one script; magics and shell lines become ``pass``
+    statements that keep them as comments (a block holding only ``%pip install`` stays a
+    block), one line for one, so lines keep their numbers."""
     try:
         notebook = json.loads(raw)
         cells = notebook["cells"]
     except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(cells, list):
         return None
     chunks = []
     for number, cell in enumerate(cells):
@@ -87,12 +91,16 @@ def notebook_to_script(raw: bytes) -> str | None:
             continue
         source = cell.get("source", "")
         text = "".join(source) if isinstance(source, list) else str(source)
-        lines = [
-            f"# {line}" if line.lstrip().startswith(("%", "!")) else line
-            for line in text.splitlines()
-        ]
+        lines = [_without_magic(line) for line in text.splitlines()]
         chunks.append(f"# %% cell {number}\n" + "\n".join(lines) + "\n")
     return "\n".join(chunks)
+
+
+def _without_magic(line: str) -> str:
+    stripped = line.lstrip()
+    if not stripped.startswith(("%", "!")):
+        return line
+    return f"{line[: len(line) - len(stripped)]}pass  # {stripped}"
 
 
 def _sources(git_dir: Path, commit: str) -> Iterable[tuple[str, bytes]]:

@@ -68,6 +68,9 @@ class Event:
     via: Scope | None = field(default=None, repr=False)
     # The expression that calls or hands on.
     node: ast.AST | None = field(default=None, repr=False)
+    # For a use of what a call of the barrier returned: where that call is. Each call of a
+    # function that makes the object makes a new one.
+    origin: Pos | None = None
 
 
 @dataclass
@@ -252,7 +255,7 @@ class CallGraph:
                 if id(event.driver) in followed:
                     continue  # its callers' results are in already
                 followed.add(id(event.driver))
-                results = list(self.result_events(event.driver))
+                results = list(self.result_events(event.driver, event.driver is barrier))
                 reach.events.extend(results)
                 pending.extend(e.driver for e in results)
         self._escapes_through_calls(reach)
@@ -469,8 +472,9 @@ class CallGraph:
             return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
-    def result_events(self, function: Scope) -> Iterator[Event]:
-        """What happens to the value a function returns, at each of its calls."""
+    def result_events(self, function: Scope, by_call: bool = False) -> Iterator[Event]:
+        """What happens to the value a function returns, at each of its calls (with
+        ``by_call``, each event names the call it comes from)."""
         parent = function.parent
         if function.kind is not ScopeKind.FUNCTION or parent is None:
             return
@@ -480,7 +484,13 @@ class CallGraph:
                 r for r in self.facts.attribute_refs(function.name) if self.may_reach(r, parent)
             ]
         else:
-            refs = list(self.facts.reads_of(parent, function.name))
+            # In the code that defines it, only between the definition and the next one.
+            until = self.next_binding(parent, function.name, function.start, function.loops)
+            refs = [
+                r
+                for r in self.facts.reads_of(parent, function.name)
+                if r.scope.function() is not parent.function() or function.start < r.start < until
+            ]
         for ref in refs:
             call = self.facts.parent(ref.node)
             if (
@@ -488,7 +498,11 @@ class CallGraph:
                 and call.func is ref.node
                 and not ref.scope.is_within(function)
             ):
-                yield from self._result_use(ref.scope, call, ref.loops, set(), True)
+                events = self._result_use(ref.scope, call, ref.loops, set(), True)
+                if by_call:
+                    origin = (call.lineno, call.col_offset)
+                    events = (replace(e, origin=origin) for e in events)
+                yield from events
 
     def _result_use(
         self,

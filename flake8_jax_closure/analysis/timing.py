@@ -18,7 +18,8 @@ compiled object can be traced before the change and called after it:
 
 An object made inside a function is a new object on every run of that function (a new
 function object has an empty cache): its uses count only within that run, unless it is handed
-on, after which a change anywhere else counts.
+on, after which a change anywhere else counts. Returned to the module's own callers, each call's
+result is another object: a change falls between the uses of one result, or counts not at all.
 """
 
 from __future__ import annotations
@@ -159,8 +160,11 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
             if after and (len(here) > 1 or any(u.loops for u in after)):
                 return True
             continue
-        if _sequence(event, here, module_outside) and not _traced_anew(graph, event, here):
-            return True
+        for same_object in _by_object(here, life):
+            if _sequence(event, same_object, module_outside) and not _traced_anew(
+                graph, event, same_object
+            ):
+                return True
         if _loop(event, here, life):
             return True
         if here and _repeats(graph, event.driver, life):
@@ -198,6 +202,16 @@ def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
     after = any(u.at > change.at for u in uses)
     handed_on = module_outside or any(u.kind is EventKind.ESCAPE for u in uses)
     return after or handed_on
+
+
+def _by_object(uses: list[Event], life: CompiledLife) -> list[list[Event]]:
+    """The uses grouped by object: each call of the function that makes a new object per run
+    returns another object (uses not traced to one call count for every object)."""
+    origins = {u.origin for u in uses if u.origin is not None}
+    if len(origins) < 2 or life.home is None or not life.fresh:
+        return [uses]
+    shared = [u for u in uses if u.origin is None]
+    return [[u for u in uses if u.origin == origin] + shared for origin in sorted(origins)]
 
 
 def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
