@@ -38,6 +38,6 @@ def noqa_comment(line: str, code: str) -> str:
         return f"{body}  # noqa: {code}{ending}"
     codes = match.group("codes")
     if codes is None:
-        return line  # a bare ``# noqa`` hides everything already
+        return line  # a bare noqa comment hides everything already
     end = match.start("codes") + len(codes.rstrip(", \t"))
     return f"{body[:end]},{code}{body[end:]}{ending}"
