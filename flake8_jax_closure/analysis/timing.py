@@ -160,7 +160,7 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
             if after and (len(here) > 1 or any(u.loops for u in after)):
                 return True
             continue
-        for same_object in _by_object(here, life):
+        for same_object in _by_object(here):
             if _sequence(event, same_object, module_outside) and not _traced_anew(
                 graph, event, same_object
             ):
@@ -204,11 +204,12 @@ def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
     return after or handed_on
 
 
-def _by_object(uses: list[Event], life: CompiledLife) -> list[list[Event]]:
-    """The uses grouped by object: each call of the function that makes a new object per run
-    returns another object (uses not traced to one call count for every object)."""
+def _by_object(uses: list[Event]) -> list[list[Event]]:
+    """The uses grouped by object: each call of the function that makes the object (a new
+    function, defined in each of its runs) returns another object; uses not traced to one call
+    count for every object."""
     origins = {u.origin for u in uses if u.origin is not None}
-    if len(origins) < 2 or life.home is None or not life.fresh:
+    if len(origins) < 2:
         return [uses]
     shared = [u for u in uses if u.origin is None]
     return [[u for u in uses if u.origin == origin] + shared for origin in sorted(origins)]
