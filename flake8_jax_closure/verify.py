@@ -416,7 +416,9 @@ def _run_detail(record: dict[str, Any]) -> str:
 
 
 def render_text(report: VerifyReport) -> str:
-    device = f"{report.platform}: {report.device_kind}" if report.platform else "unknown device"
+    device = report.platform or "unknown device"
+    if report.platform and report.device_kind.lower() not in ("", report.platform.lower()):
+        device = f"{report.platform}: {report.device_kind}"  # ``gpu: NVIDIA H200``; ``cpu``
     lines = [f"verify {report.path} on {device}"]
     for run, label in ((report.original, "original"), (report.fixed, "fixed")):
         if run is not None and run.status != "ok":

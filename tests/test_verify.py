@@ -24,6 +24,15 @@ def verify(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def test_readme_shows_the_real_report_on_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = FIXTURES.parent
+    monkeypatch.chdir(root)
+    code, out, _ = verify("fixtures/seed.py")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert code == 0
+    assert f"$ flake8-jax-closure verify fixtures/seed.py\n{out}```" in readme
+
+
 def verdicts(path: Path, *options: str) -> list[str]:
     code, out, err = verify("--format", "json", *options, str(path))
     assert err == ""
@@ -34,7 +43,7 @@ def test_seed_is_confirmed_with_stale_and_alternating_outputs() -> None:
     code, out, _ = verify(str(FIXTURES / "seed.py"))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("verify ") and " on cpu: " in lines[0]
+    assert lines[0] == f"verify {FIXTURES / 'seed.py'} on cpu"
     assert lines[1:] == [
         f"{FIXTURES / 'seed.py'}:39:16: JC101 'jitted_mult' reads 'weights': confirmed",
         "  original: compiled differs from eager in 2 of 5 calls (first at call 2, largest "
