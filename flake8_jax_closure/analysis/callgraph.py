@@ -71,6 +71,8 @@ class Event:
     # For a use of what a call of the barrier returned: where that call is. Each call of a
     # function that makes the object makes a new one.
     origin: Pos | None = None
+    # For ``return a, b``: the position of the thing in the returned tuple.
+    element: int | None = None
 
 
 @dataclass
@@ -255,7 +257,9 @@ class CallGraph:
                 if id(event.driver) in followed:
                     continue  # its callers' results are in already
                 followed.add(id(event.driver))
-                results = list(self.result_events(event.driver, event.driver is barrier))
+                results = list(
+                    self.result_events(event.driver, event.driver is barrier, event.element)
+                )
                 reach.events.extend(results)
                 pending.extend(e.driver for e in results)
         self._escapes_through_calls(reach)
@@ -466,15 +470,23 @@ class CallGraph:
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             yield from self._kept(scope, parent, node, loops, seen)
             return
+        if isinstance(parent, ast.Tuple) and isinstance(facts.parent(parent), ast.Return):
+            # ``return fast, set_value``: the callers unpack it by position.
+            returned = event_at(scope, parent, loops, EventKind.ESCAPE)
+            yield replace(returned, element=_index(parent.elts, node))
+            return
         if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
             # A container holding it is made from it.
             yield from self._value_use(scope, parent, loops, seen)
             return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
-    def result_events(self, function: Scope, by_call: bool = False) -> Iterator[Event]:
+    def result_events(
+        self, function: Scope, by_call: bool = False, element: int | None = None
+    ) -> Iterator[Event]:
         """What happens to the value a function returns, at each of its calls (with
-        ``by_call``, each event names the call it comes from)."""
+        ``by_call``, each event names the call it comes from; with ``element``, to that item
+        of a returned tuple)."""
         parent = function.parent
         if function.kind is not ScopeKind.FUNCTION or parent is None:
             return
@@ -498,7 +510,7 @@ class CallGraph:
                 and call.func is ref.node
                 and not ref.scope.is_within(function)
             ):
-                events = self._result_use(ref.scope, call, ref.loops, set(), True)
+                events = self._result_use(ref.scope, call, ref.loops, set(), True, element)
                 if by_call:
                     origin = (call.lineno, call.col_offset)
                     events = (replace(e, origin=origin) for e in events)
@@ -511,6 +523,7 @@ class CallGraph:
         loops: tuple[ast.AST, ...],
         seen: set[tuple[int, str]],
         transform: bool,
+        element: int | None = None,
     ) -> Iterator[Event]:
         """The result of a call given the object (``jax.vmap(f)``, ``summary.wrap(f)``) is made
         from it: calling that result calls it."""
@@ -518,7 +531,7 @@ class CallGraph:
         if isinstance(made, ast.Call) and made.func is call:
             yield event_at(scope, made, loops, EventKind.RUN)
         elif isinstance(made, (ast.Assign, ast.AnnAssign)) and made.value is call:
-            yield from self._kept(scope, made, call, loops, seen, unpack=transform)
+            yield from self._kept(scope, made, call, loops, seen, transform, element)
         elif isinstance(made, ast.Expr):
             if not transform:
                 # ``register(f)``: kept by code this module cannot see.
@@ -534,6 +547,7 @@ class CallGraph:
         loops: tuple[ast.AST, ...],
         seen: set[tuple[int, str]],
         unpack: bool = True,
+        element: int | None = None,
     ) -> Iterator[Event]:
         """``g = <value>``, ``self.g = <value>``, ``a, b = <value>``. ``unpack``: the names
         of ``a, b = <value>`` may hold the object (a factory's results, not the outputs of
@@ -550,10 +564,14 @@ class CallGraph:
             yield from self._attribute_holder(scope, value, loops, stored, seen)
             return
         names = _unpacked_names(statement)
+        positional = _flat_names(statement)
+        if element is not None and positional is not None and element < len(positional):
+            # ``fast, set_value = build()`` with ``return fast, set_value``: by position.
+            names = [positional[element]]
         if names:
             # ``f, set_f = make()``, ``state, out = jax.lax.scan(step, ...)``: any of the names
             # may hold it, and a call has already run with it.
-            if isinstance(value, ast.Call):
+            if isinstance(value, ast.Call) and element is None:
                 yield event_at(scope, value, loops, EventKind.RUN)
             if not unpack:
                 return
@@ -666,3 +684,22 @@ def _single_name(statement: ast.AST) -> str | None:
     else:
         return None
     return target.id if isinstance(target, ast.Name) else None
+
+
+def _index(elements: list[ast.expr], node: ast.AST) -> int | None:
+    for index, element in enumerate(elements):
+        if element is node:
+            return index
+    return None
+
+
+def _flat_names(statement: ast.Assign | ast.AnnAssign) -> list[str] | None:
+    """``a, b = ...``: the names in order, when the one target is a flat tuple of names."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target = statement.targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return None
+    if not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    return [e.id for e in target.elts]  # type: ignore[attr-defined]

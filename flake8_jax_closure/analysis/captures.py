@@ -41,6 +41,7 @@ from .timing import CompiledLife, compiled_life, stale_after
 # objects whose attributes do change (``Defaults.EPS = 1e-6``).
 _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
 _HELPER_DEPTH = 3
+_SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +146,7 @@ class CaptureAnalysis:
             return
         facts = self.facts
         for read in list(facts.reads_within(scope)):
-            if not read.called:
+            if not read.called and self._handed_to(read) is None:
                 continue
             helper = self._plain_function(read)
             if helper is None or id(helper) in seen:
@@ -156,6 +157,26 @@ class CaptureAnalysis:
                     yield inner, owner, read, helper.name
             for inner, owner, _, _ in self._helper_reads(helper, depth + 1, seen):
                 yield inner, owner, read, helper.name
+
+    def _handed_to(self, read: Read) -> ast.Call | None:
+        """The call a function is handed to as an argument (``lax.scan(body, ...)``,
+        ``tree_map(leaf, x)``, ``jax.vmap(per_item)``): it runs there, while tracing."""
+        node: ast.AST = read.node
+        parent = self.facts.parent(node)
+        if isinstance(parent, ast.keyword):
+            node, parent = parent, self.facts.parent(parent)
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            return parent
+        return None
+
+    def _slices_body(self, read: Read) -> bool:
+        """``lax.scan(body, ...)``, ``lax.map(body, xs)``: JAX caches the body's trace by the
+        shapes of its slices, which a new shape of the whole array leaves the same."""
+        call = self._handed_to(read)
+        if call is None:
+            return False
+        name = self.facts.qualified_name(read.scope, call.func)
+        return name in _SLICING_LOOPS
 
     def _plain_function(self, read: Read) -> Scope | None:
         """The function a call by name reaches, when it is a def of this module that is not
@@ -189,10 +210,13 @@ class CaptureAnalysis:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
             owners[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
+        sliced: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
             key = (id(owner), inner.name)
+            if self._slices_body(call):
+                sliced.add(key)
             if key in by_variable and key not in through:
                 continue  # read directly too: reported there
             owners[id(owner)] = owner
@@ -211,7 +235,9 @@ class CaptureAnalysis:
             if cls is not None:
                 rebinding, mutation = None, self._first_class_change(sites, cls, paths)
             else:
-                rebinding, mutation = self._first_changes(sites, owner, name, paths)
+                rebinding, mutation = self._first_changes(
+                    sites, owner, name, paths, (owner_id, name) not in sliced
+                )
             if rebinding is None and mutation is None:
                 continue
             reads.sort(key=lambda r: r.start)
@@ -232,6 +258,7 @@ class CaptureAnalysis:
         owner: Scope,
         name: str,
         paths: list[tuple[str, ...]],
+        retraced_by_shape: bool = True,
     ) -> tuple[Binding | None, Mutation | None]:
         facts = self.facts
         compiled = sites[0]
@@ -253,13 +280,21 @@ class CaptureAnalysis:
                 and self._mutation_applies(m)
             ]  # fmt: skip
         elif not _holds_ref(facts, bindings) and _holds_value(facts, bindings):
-            if any(b.kind is BindingKind.CLASS for b in bindings):
+            classes = [facts.scope_of(b.node) for b in bindings if b.kind is BindingKind.CLASS]
+            if classes:
                 # A class: only its attributes read through it (``Defaults.EPS``) count.
                 paths = [p for p in paths if p and p[0].startswith(".")]
             mutations = [
                 m
                 for m in facts.mutations_of(owner, name)
                 if any(paths_overlap(m.path, p) for p in paths) and self._mutation_applies(m)
+            ]
+            # ``cls.lr = v`` in a classmethod changes ``Hyper.lr`` too.
+            mutations += [
+                m
+                for attribute in sorted({p[0][1:] for p in paths if p})
+                for m in facts.attribute_changes(attribute)
+                if self.class_of_cls(facts.resolve(m.scope, m.name), m.name) in classes
             ]
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
@@ -282,7 +317,7 @@ class CaptureAnalysis:
             if isinstance(change, Mutation) and (first_mutation or first_rebinding):
                 continue
             reach = self.change_reach(change, barrier)
-            if not stale_after(self.graph, life, reach, _varies(change)):
+            if not stale_after(self.graph, life, reach, _varies(change), retraced_by_shape):
                 continue
             if isinstance(change, Binding):
                 first_rebinding = change

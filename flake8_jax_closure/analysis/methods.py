@@ -1,27 +1,26 @@
 """Compiled code that holds ``self``: which attributes of ``self`` it reads, and where they change.
 
 Three ways a compiled function holds an object whose attributes JAX never looks at again:
-- a method compiled with ``self`` static (``partial(jax.jit, static_argnums=0)``): JAX hashes
-  ``self`` by identity, so the cache never notices a changed attribute;
-- a bound method compiled in call form (``jax.jit(self.step)``): ``self`` is baked in;
+- a method compiled with ``self`` static (``partial(jax.jit, static_argnums=0)``): a changed
+  attribute never reaches the cache, not even with ``__hash__``/``__eq__`` over it (JAX serves
+  the cached trace to the object changed in place, and to any object equal to it);
+- a bound method compiled in call form (``jax.jit(obj.step)``): ``self`` is baked in;
 - a compiled closure made inside a method that reads ``self.<attr>``.
 
-Where an attribute changes:
-- in another method: methods run in any order once the object exists, except the construction
-  phase, which runs before anything can call compiled code: constructors, test set-up
-  (``setUp``, ``setUpClass``, ``asyncSetUp``, ``setup_method``, ``setup_class``, pytest
-  fixtures), private helpers reached only from those, and lazy initialisation (an attribute
-  that construction leaves ``None`` and exactly one other method fills in);
-- set-up steps: a method named for loading, restoring, building, creating, configuring or
-  initialising the object (``load_params``, ``restore_checkpoint``, ``create_state``) that
-  nothing in the module calls, except construction and other set-up steps, and the methods
-  only those call. Code outside the module sets an object up before it uses it; where the
-  module itself calls such a method, that call is timed like any change;
-- on an instance (``obj.attr = ...``, the object resolved to the class it was made from at that
-  point): timed like any change, against the uses of that object;
+Every change is timed against the compiled object's calls (``timing``), wherever it is made:
+- in a method (of the class, a subclass or a base class): where the method is called, or by
+  code outside the module when nothing in the module names it. Only construction runs before
+  anything can call compiled code: constructors, and the set-up hooks a framework calls
+  (``setUp``, ``setUpClass``, flax's ``setup``, pytest fixtures, private helpers reached only
+  from those) when the module never calls them itself. A name such as ``load_params`` or a
+  guard such as ``if self.scale is None:`` proves nothing about when the method runs;
+- on an instance (``obj.attr = ...``, ``setattr(obj, "attr", v)``) or on an object a function
+  is given (``def on_epoch_end(trainer): trainer.lr = ...``): where that code runs;
 - later in the method that makes a compiled closure: timed in that method's code. A closure is
   made anew on every run of its method, so a change in another method reaches it only during
   that run (the method is called from there) or after the closure was handed on.
+Writes the compiled code makes itself under a guard (directly or in methods it calls) are its
+own trace-time state, not changes.
 
 Frozen dataclasses, NamedTuples and Flax or Equinox modules cannot change in place.
 """
@@ -29,13 +28,14 @@ Frozen dataclasses, NamedTuples and Flax or Equinox modules cannot change in pla
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .callgraph import CONSTRUCTORS, CallGraph
+from .callgraph import CONSTRUCTORS, CallGraph, Reach
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
-from .scopes import Facts, Mutation, Read, Scope, ScopeKind
+from .scopes import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
 from .structure import sets_split_structure
 from .timing import CompiledLife, stale_after
 
@@ -58,13 +58,6 @@ IMMUTABLE_BASES = frozenset(
 )
 FROZEN_DECORATORS = frozenset({"flax.struct.dataclass"})
 DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "chex.dataclass"})
-# A method named ``<word>`` or ``<word>_...`` (leading underscores aside) sets its object up.
-SETUP_WORDS = frozenset(
-    {
-        "load", "restore", "build", "create", "configure", "initialize", "initialise", "init",
-        "setup", "set_up",
-    }
-)  # fmt: skip
 
 
 @dataclass
@@ -72,8 +65,6 @@ class ClassFacts:
     scope: Scope
     methods: dict[str, Scope] = field(default_factory=dict)
     construction: set[str] = field(default_factory=set)
-    # Set-up steps after construction (see the module's docstring).
-    setup: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -129,14 +120,40 @@ class MethodCaptureAnalysis:
                         return False
         return True
 
+    def _may_be_instance(self, function: Scope, param: str, cls: ClassFacts) -> bool:
+        """Whether the parameter may hold an instance of the class: not when its annotation
+        names another class of the module, unrelated to this one."""
+        arguments = getattr(function.node, "args", None)
+        if arguments is None or function.parent is None:
+            return True
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        annotation = next((a.annotation for a in every if a.arg == param), None)
+        if not isinstance(annotation, ast.Name):
+            return True
+        owner = self.facts.resolve(function.parent, annotation.id)
+        classes = [
+            self.facts.scope_of(b.node)
+            for b in self.facts.bindings_of(owner, annotation.id)
+            if b.kind is BindingKind.CLASS
+        ]
+        return not classes or any(
+            c is cls.scope or self.graph.related(c, cls.scope) for c in classes
+        )
+
+    def _called(self, name: str) -> bool:
+        return any(ref.called for ref in self.facts.attribute_refs(name))
+
     def _build(self, scope: Scope) -> ClassFacts:
         facts = ClassFacts(scope)
         for child in scope.children:
             if child.kind is ScopeKind.FUNCTION:
                 facts.methods[child.name] = child
+        # Constructors, and set-up hooks a framework calls before any test or use
+        # (``setUp``, flax's ``setup``, fixtures); one the module calls itself is timed there.
         facts.construction = {
             name for name, method in facts.methods.items()
-            if name in CONSTRUCTION or _is_fixture(method)
+            if name in CONSTRUCTORS
+            or ((name in CONSTRUCTION or _is_fixture(method)) and not self._called(name))
         }  # fmt: skip
         # Private helpers called only from construction are construction too.
         changed = True
@@ -158,40 +175,7 @@ class MethodCaptureAnalysis:
                 ):
                     facts.construction.add(name)
                     changed = True
-        facts.setup = self._setup_steps(facts)
         return facts
-
-    def _setup_steps(self, cls: ClassFacts) -> set[str]:
-        """Set-up steps: methods named for setting up that only construction and set-up call
-        in this module, then the methods that only those call."""
-        phase = set(cls.construction)
-
-        def called_only_in_phase(name: str) -> bool:
-            return all(
-                ref.called
-                and (caller := _enclosing_method(ref.scope, cls.scope)) is not None
-                and caller.name in phase
-                for ref in self.facts.attribute_refs(name)
-            )
-
-        steps = {
-            name for name in cls.methods
-            if name not in phase and _named_for_setup(name) and called_only_in_phase(name)
-        }  # fmt: skip
-        phase |= steps
-        changed = bool(steps)
-        while changed:
-            changed = False
-            for name in cls.methods:
-                if name in phase or name.endswith("__") or not self.facts.attribute_refs(name):
-                    continue
-                if called_only_in_phase(name):
-                    steps.add(name)
-                    phase.add(name)
-                    changed = True
-        return steps
-
-    # -- compiled code holding self --------------------------------------------------------------
 
     def holders(self, sites: list[CompiledFunction]) -> Iterator[tuple[ClassFacts, Holder]]:
         for site in sites:
@@ -260,31 +244,28 @@ class MethodCaptureAnalysis:
                 for inner in sorted(self._attributes_read_by(cls, called)):
                     by_attribute.setdefault(inner, []).append(read)
                     through.setdefault(inner, shown)
-        # Attributes the compiled code sets itself under a guard, directly or in the methods
-        # it calls, are its own trace-time state (``if rng is None: self.rng, rng =
-        # split(self.rng)``). Set unconditionally (``self.n += 1; return self.n``), the value
-        # the compiled code returns is stuck: still reported.
+        # Writes the compiled code makes itself under a guard, directly or in the methods it
+        # calls, are its own trace-time state (``if rng is None: self.rng, rng =
+        # split(self.rng)``): not changes. Changes by other code are timed as any other.
         reached = {name for read in reads for name in self._methods_reached(cls, read)}
-        for attribute in list(by_attribute):
-            own = [
-                mutation
-                for mutation, changer in self._changes(cls, attribute)
-                if mutation.scope.is_within(site.scope)
+        own_state = {
+            id(mutation)
+            for attribute in by_attribute
+            for mutation, changer in self._changes(cls, attribute)
+            if mutation.guards
+            and (
+                mutation.scope.is_within(site.scope)
                 or (changer is not None and changer.name in reached)
-            ]
-            if own and all(mutation.guards for mutation in own):
-                del by_attribute[attribute]
+            )
+        }
         life = self._life(holder)
-        setup = self._initialisers(cls, set(by_attribute)) | self._replacers(cls, holder)
-        # A static ``self`` hashed by value (``__hash__`` over the attribute): a change gives a
-        # new hash, so JAX traces again.
-        hashed = self._attributes_read_by(cls, "__hash__") if holder.static_self else set()
+        replacers = self._replacers(cls, holder)
+        # A static ``self`` hashed by value is no protection: JAX serves the cached trace to
+        # an object changed in place after it was hashed, and to any object equal to it.
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
-            if attribute in hashed:
-                continue
-            change = self._first_change(cls, holder, attribute, life, setup)
+            change = self._first_change(cls, holder, attribute, life, replacers, own_state)
             if change is None:
                 continue
             attribute_reads.sort(key=lambda r: r.start)
@@ -295,11 +276,14 @@ class MethodCaptureAnalysis:
             )  # fmt: skip
 
     def _life(self, holder: Holder) -> CompiledLife:
-        site = holder.site
-        if holder.static_self or holder.bound_method:
-            # Lives with the object; its uses are timed per instance (see _instance_change).
-            return CompiledLife(self.graph.propagate([], None), None, None, (), False)
-        return self.captures.life([site])
+        """Where the compiled object can be traced and called: the calls of a static-``self``
+        method on any instance, of the object ``jax.jit(obj.method)`` made, of a closure."""
+        life = self.captures.life([holder.site])
+        if not holder.static_self or life.reach.outside:
+            return life
+        # Whoever holds an instance, in this module or outside it, can call the method.
+        reach = Reach(list(life.reach.events), [holder.method])
+        return dataclasses.replace(life, reach=reach)
 
     def _called_method(self, read: Read) -> str | None:
         """``helper`` for ``self.helper(...)`` or a property read ``self.helper``."""
@@ -354,11 +338,29 @@ class MethodCaptureAnalysis:
         facts = self.facts
         for mutation in facts.attribute_changes(attribute):
             owner = facts.resolve(mutation.scope, mutation.name)
-            if owner.parent is cls.scope and method_self_name(owner) == mutation.name:
-                yield mutation, owner
-            elif (
-                self.graph.object_class(mutation.scope, mutation.name, mutation.start) is cls.scope
+            parent = owner.parent
+            if (
+                parent is not None
+                and parent.kind is ScopeKind.CLASS
+                and method_self_name(owner) == mutation.name
             ):
+                # A method of the class, or of a class derived from it or that it derives from.
+                if parent is cls.scope or self.graph.related(parent, cls.scope):
+                    yield mutation, owner
+                continue
+            made = self.graph.object_class(mutation.scope, mutation.name, mutation.start)
+            if made is cls.scope or (
+                made is None
+                and mutation.name in owner.params
+                and self._may_be_instance(owner, mutation.name, cls)
+            ):
+                # An instance of the class, or an object handed to a function: its class is
+                # the callers' to say, and may be this one.
+                yield mutation, None
+        for mutation in facts.nested_attribute_changes(attribute):
+            # ``self.target.mul = v``: an object held by another, of a class the code does not
+            # say; it may be one of this class's.
+            if mutation.path[-1] == f".{attribute}":
                 yield mutation, None
 
     def _first_change(
@@ -367,15 +369,13 @@ class MethodCaptureAnalysis:
         holder: Holder,
         attribute: str,
         life: CompiledLife,
-        setup: set[Scope],
+        replacers: set[Scope],
+        own_state: set[int],
     ) -> Mutation | None:
         changes = sorted(self._changes(cls, attribute), key=lambda c: c[0].end)
-        lazy = self._lazy_initialiser(cls, attribute, changes)
         for mutation, method in changes:
-            if mutation.scope.is_within(holder.site.scope):
+            if mutation.scope.is_within(holder.site.scope) or id(mutation) in own_state:
                 continue  # trace-time work of the compiled function itself
-            if _fills_unset(mutation, attribute):
-                continue  # ``if self.rng is None: self.rng = ...`` happens once, first
             if sets_split_structure(self.facts, mutation):
                 continue
             if (
@@ -384,53 +384,21 @@ class MethodCaptureAnalysis:
                 and _before_making(mutation, holder.site, method)
             ):
                 continue  # each construction sets a new object up before making the closure
-            if method is not None and (
-                method.name in cls.construction
-                or method.name in cls.setup
-                or method is lazy
-                or method in setup
-            ):
-                if method is not holder.method:
-                    continue
+            if method is not None and method is not holder.method:
+                if method.name in cls.construction or method in replacers:
+                    continue  # before the object exists, or only for the next object made
             if method is None:
-                if self._instance_change(holder, mutation, life):
+                if self._instance_change(mutation, life):
                     return mutation
                 continue
-            if holder.static_self or holder.bound_method:
-                if method is holder.method and holder.bound_method:
-                    continue
-                return mutation  # methods run in any order once the object exists
+            if method is holder.method and holder.bound_method:
+                continue  # the compiled method's own trace-time work
+            # A method's change happens where the method is called (or from outside, when
+            # nothing in the module names it).
             reach = self.captures.change_reach(mutation, None)
             if stale_after(self.graph, life, reach):
                 return mutation
         return None
-
-    def _initialisers(self, cls: ClassFacts, attributes: set[str]) -> set[Scope]:
-        """Methods that finish building the object: the one method (with the private helpers
-        only it calls) that fills in an attribute the compiled code reads and construction
-        leaves ``None`` (``load_params``). The compiled code cannot usefully run before it."""
-        found: set[Scope] = set()
-        for attribute in attributes:
-            changes = list(self._changes(cls, attribute))
-            constructed = [m for m, method in changes if method is not None
-                           and method.name in cls.construction]  # fmt: skip
-            if not constructed or not all(_assigns_none(m, attribute) for m in constructed):
-                continue
-            fillers = {method for _, method in changes
-                       if method is not None and method.name not in cls.construction}  # fmt: skip
-            leaders = {m for m in fillers if not self._only_called_from(cls, m, fillers)}
-            if len(leaders) == 1:
-                found |= fillers
-        return found
-
-    def _only_called_from(self, cls: ClassFacts, method: Scope, callers: set[Scope]) -> bool:
-        """A private method whose every use is ``self.<method>(...)`` inside ``callers``."""
-        if not method.name.startswith("_"):
-            return False
-        refs = self.facts.attribute_refs(method.name)
-        return bool(refs) and all(
-            ref.called and _enclosing_method(ref.scope, cls.scope) in callers for ref in refs
-        )
 
     def _replacers(self, cls: ClassFacts, holder: Holder) -> set[Scope]:
         """Methods that replace the compiled object kept in ``self.<attr>`` (``self._step =
@@ -441,38 +409,14 @@ class MethodCaptureAnalysis:
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
 
-    def _lazy_initialiser(
-        self, cls: ClassFacts, attribute: str, changes: list[tuple[Mutation, Scope | None]]
-    ) -> Scope | None:
-        """The one method that fills in an attribute construction leaves ``None``."""
-        constructed = [
-            m for m, method in changes if method is not None and method.name in cls.construction
-        ]
-        if not constructed or not all(_assigns_none(m, attribute) for m in constructed):
-            return None
-        others = {id(method): method for _, method in changes if method is not None
-                  and method.name not in cls.construction}  # fmt: skip
-        return next(iter(others.values())) if len(others) == 1 else None
-
-    def _instance_change(self, holder: Holder, mutation: Mutation, life: CompiledLife) -> bool:
-        """``obj.attr = ...``: timed against the uses of ``obj`` (and of what holds it)."""
-        facts = self.facts
-        owner = facts.resolve(mutation.scope, mutation.name)
-        if not (holder.static_self or holder.bound_method):
-            # A closure made in a method reaches the change only if it was handed on.
-            reach = self.captures.change_reach(mutation, None)
-            return stale_after(self.graph, life, reach)
-        events = [
-            event
-            for binding in facts.bindings_of(owner, mutation.name)
-            if isinstance(binding.value, ast.Call)
-            for event in self.graph.holder_events(owner, mutation.name, binding.at)
-        ]
-        home = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
-        uses = self.graph.propagate(events, home)
-        instance = CompiledLife(uses, home, None, (), False)
+    def _instance_change(self, mutation: Mutation, life: CompiledLife) -> bool:
+        """``obj.attr = ...`` (or ``param.attr = ...`` in a function given the object): timed
+        where it runs against the compiled object's calls."""
+        owner = self.facts.resolve(mutation.scope, mutation.name)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
-        return stale_after(self.graph, instance, self.captures.change_reach(mutation, barrier))
+        if mutation.name in owner.params:
+            barrier = None  # the object comes from the callers: each call changes it
+        return stale_after(self.graph, life, self.captures.change_reach(mutation, barrier))
 
 
 def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) -> bool:
@@ -492,54 +436,8 @@ def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) ->
     return mutation.end <= made and not set(mutation.loops) & set(loops)
 
 
-def _named_for_setup(name: str) -> bool:
-    bare = name.lstrip("_")
-    return any(bare == word or bare.startswith(f"{word}_") for word in SETUP_WORDS)
-
-
 def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
-
-
-def _fills_unset(mutation: Mutation, attribute: str) -> bool:
-    """The change sits under ``if self.<attribute> is None:`` (or ``if not self.<attribute>``,
-    ``if not hasattr(self, "<attribute>")``)."""
-    for guard in mutation.guards:
-        for node in ast.walk(guard):
-            if isinstance(node, ast.Compare) and _is_attribute(node.left, attribute):
-                if isinstance(node.ops[0], ast.Is) and _is_none(node.comparators[0]):
-                    return True
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                operand = node.operand
-                if _is_attribute(operand, attribute):
-                    return True
-                if (
-                    isinstance(operand, ast.Call)
-                    and isinstance(operand.func, ast.Name)
-                    and operand.func.id == "hasattr"
-                    and len(operand.args) == 2
-                    and isinstance(operand.args[1], ast.Constant)
-                    and operand.args[1].value == attribute
-                ):
-                    return True
-    return False
-
-
-def _is_attribute(node: ast.expr, attribute: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attribute
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _assigns_none(mutation: Mutation, attribute: str) -> bool:
-    value = mutation.value
-    return (
-        mutation.path == (f".{attribute}",)
-        and isinstance(value, ast.Constant)
-        and value.value is None
-    )
 
 
 def _is_fixture(method: Scope) -> bool:

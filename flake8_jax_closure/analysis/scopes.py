@@ -28,6 +28,7 @@ import enum
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .words import INDEX_AFTER, word_index, word_lines
@@ -676,6 +677,8 @@ class _Collector:
             self._read(func, func, called=True)
         else:
             self.expr(func, node)
+        if last == "setattr" and isinstance(func, ast.Name):
+            self._setattr(node)
         modules = _IN_PLACE_FUNCTIONS.get(last or "")
         if modules is not None and node.args:
             receiver_expr = func.value if isinstance(func, ast.Attribute) else None
@@ -690,6 +693,19 @@ class _Collector:
             self.expr(keyword.value, keyword)
             if keyword.arg == "out":
                 self._mutate(keyword.value, node, "written through 'out='", visit=False)
+
+    def _setattr(self, node: ast.Call) -> None:
+        """``setattr(obj, "name", value)`` assigns ``obj.name`` (a computed name is not
+        followed)."""
+        if len(node.args) != 3 or node.keywords:
+            return
+        target, name, value = node.args
+        attribute = name.value if isinstance(name, ast.Constant) else None
+        if not isinstance(attribute, str) or not attribute.isidentifier():
+            return
+        stored = ast.Attribute(value=target, attr=attribute, ctx=ast.Store())
+        ast.copy_location(stored, node)
+        self._mutate(stored, node, "attribute set by 'setattr()'", value, visit=False)
 
     def _lambda(self, node: ast.Lambda) -> None:
         for default in (*node.args.defaults, *node.args.kw_defaults):
@@ -831,6 +847,7 @@ class Facts:
         self.reads_by_scope: dict[int, list[Read]] = {}
         self.mutations: dict[str, list[Mutation]] = {}
         self.mutated_attributes: dict[str, list[Mutation]] = {}
+        self.nested_mutated_attributes: dict[str, list[Mutation]] = {}
         self.attributes: dict[str, list[AttributeRef]] = {}
         self.decorated: list[tuple[Scope, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         self._collector = _Collector(self)
@@ -854,6 +871,9 @@ class Facts:
         if mutation.path and mutation.path[0].startswith("."):
             attribute = mutation.path[0][1:]
             self.mutated_attributes.setdefault(attribute, []).append(mutation)
+        for step in mutation.path[1:]:
+            if step.startswith("."):
+                self.nested_mutated_attributes.setdefault(step[1:], []).append(mutation)
 
     def add_attribute(self, ref: AttributeRef) -> None:
         self.attributes.setdefault(ref.attr, []).append(ref)
@@ -994,6 +1014,12 @@ class Facts:
         self.ensure_names([attr])
         return self.mutated_attributes.get(attr, [])
 
+    def nested_attribute_changes(self, attr: str) -> list[Mutation]:
+        """Every ``<name>.<other>...attr = ...``: the attribute of an object reached through
+        another (``self.target.mul = v``)."""
+        self.ensure_names([attr])
+        return self.nested_mutated_attributes.get(attr, [])
+
     def attribute_refs(self, attr: str) -> list[AttributeRef]:
         """Every ``<anything>.attr`` in the module."""
         self.ensure_names([attr])
@@ -1010,6 +1036,19 @@ class Facts:
 
     def scope_of(self, node: ast.AST) -> Scope:
         return self.scopes_by_node[id(node)]
+
+    @cached_property
+    def script_lines(self) -> tuple[tuple[int, int], ...]:
+        """The lines of the module's ``if __name__ == "__main__":`` blocks: code that runs only
+        when the module is the program, after which no importer's code runs."""
+        found = []
+        for statement in self.tree.body:
+            if isinstance(statement, ast.If) and _tests_main(statement.test) and statement.body:
+                found.append((statement.body[0].lineno, statement.body[-1].end_lineno or 0))
+        return tuple(found)
+
+    def in_script(self, line: int) -> bool:
+        return any(first <= line <= last for first, last in self.script_lines)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -1073,3 +1112,15 @@ def _searchable(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return text
+
+
+def _tests_main(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    strings = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(strings) == 1

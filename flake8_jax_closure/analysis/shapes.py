@@ -1,19 +1,24 @@
 """The shapes of the arrays a call writes out: ``f(np.array([1, 2, 3]))`` passes shape ``(3,)``.
 
 JAX traces a compiled function again for arguments of a new shape, and the new trace reads
-closures and globals afresh. Test suites call one compiled function on literal arrays of a new
-shape after each change of what it reads (``rev(np.array([1, 2, 3]))``, then a 2-D array).
+closures and globals afresh (but not in bodies handed to ``lax.scan``, whose traces JAX keeps
+by the shapes of their slices: see ``captures``). Test suites call one compiled function on
+literal arrays of a new shape after each change of what it reads (``rev(np.array([1, 2,
+3]))``, then a 2-D array).
 """
 
 from __future__ import annotations
 
 import ast
+import math
 
 from .scopes import Facts
 
 Shape = tuple[int, ...]
 # ``np.array([...])``, ``jnp.asarray([...])``: whatever the module is called.
 _ARRAY_MAKERS = frozenset({"array", "asarray"})
+# ``jnp.ones(3)``, ``np.zeros((2, 3))``: made from a literal shape.
+_SHAPE_MAKERS = frozenset({"ones", "zeros", "empty"})
 
 
 def call_shapes(facts: Facts, callee: ast.AST) -> tuple[Shape, ...] | None:
@@ -29,15 +34,30 @@ def call_shapes(facts: Facts, callee: ast.AST) -> tuple[Shape, ...] | None:
 
 
 def _array_shape(expr: ast.expr) -> Shape | None:
-    if (
+    if not (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in _ARRAY_MAKERS
         and len(expr.args) == 1
         and not expr.keywords
     ):
-        return _nested_shape(expr.args[0])
+        return None
+    maker, argument = expr.func.attr, expr.args[0]
+    if maker in _ARRAY_MAKERS:
+        return _nested_shape(argument)
+    if maker in _SHAPE_MAKERS:
+        return _literal_shape(argument)
+    if maker == "arange" and isinstance(argument, ast.Constant):
+        value = argument.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return (math.ceil(value),)
     return None
+
+
+def _literal_shape(node: ast.expr) -> Shape | None:
+    """``3`` or ``(2, 3)``: the shape argument of ``ones``, ``zeros``, ``empty``."""
+    elements = node.elts if isinstance(node, ast.Tuple) else [node]
+    sizes = [e.value for e in elements if isinstance(e, ast.Constant) and type(e.value) is int]
+    return tuple(sizes) if len(sizes) == len(elements) else None
 
 
 def _nested_shape(node: ast.expr) -> Shape | None:

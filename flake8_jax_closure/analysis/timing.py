@@ -49,6 +49,9 @@ class CompiledLife:
     # there: a function defined anew in each pass has a new cache in each pass.
     definer: Scope | None = None
     defined_loops: tuple[ast.AST, ...] = ()
+    # The compiled function's own ``def`` or ``lambda``, and the expression making the object.
+    definition: ast.AST | None = None
+    made: ast.AST | None = None
 
 
 def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLife:
@@ -57,6 +60,8 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     assert definition is not None
     definer = definition.function()
     home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
+    if home is not None and _memoised(graph, home):
+        home = None  # every call returns the object made by the first
     direct = list(graph.compiled_events(sites))
     fresh = all(_fresh(site) for site in sites)
     maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
@@ -67,7 +72,49 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     if graph.holders_outside(sites):
         reach.add_entry(first.scope)
     definer_scope, _, defined_loops = level(definition, first.scope.start, first.scope.loops)
-    return CompiledLife(reach, home, maker, made_loops, fresh, definer_scope, defined_loops)
+    return CompiledLife(
+        reach,
+        home,
+        maker,
+        made_loops,
+        fresh,
+        definer_scope,
+        defined_loops,
+        first.scope.node,
+        first.site,
+    )
+
+
+def _every_pass(node: ast.AST, loop: ast.AST) -> bool:
+    """Whether ``node`` runs in every pass of the loop: in a statement of its body (or of a
+    ``with`` there), not under an ``if`` or ``try`` (``if step is None: def step...`` runs
+    once)."""
+    pending: list[ast.stmt] = list(getattr(loop, "body", []))
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            pending.extend(statement.body)
+        elif not isinstance(statement, _BRANCHING) and any(
+            inner is node for inner in ast.walk(statement)
+        ):
+            return True
+    return False
+
+
+_BRANCHING = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.Match)
+
+
+_MEMOISING = frozenset({"functools.lru_cache", "functools.cache"})
+
+
+def _memoised(graph: CallGraph, function: Scope) -> bool:
+    """``@functools.lru_cache`` or ``@functools.cache`` on the function making the object."""
+    parent = function.parent
+    for decorator in getattr(function.node, "decorator_list", []):
+        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if parent is not None and graph.facts.qualified_name(parent, expr) in _MEMOISING:
+            return True
+    return False
 
 
 def _after_definition(function: Scope, events: list[Event]) -> list[Event]:
@@ -132,12 +179,20 @@ def _while_named(
     return kept
 
 
-def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: bool = True) -> bool:
+def stale_after(
+    graph: CallGraph,
+    life: CompiledLife,
+    change: Reach,
+    varies: bool = True,
+    retraced_by_shape: bool = True,
+) -> bool:
     """Whether the change (its events, or outside code) can fall between a trace and a call.
 
     ``varies``: the change can set a different value on each run of its code (it depends on
     the function's arguments or on the old value); a change that sets the same value every
-    time makes nothing stale by being repeated."""
+    time makes nothing stale by being repeated. ``retraced_by_shape``: a new trace of the
+    compiled function reads the value afresh (not so for a ``lax.scan`` body, whose trace JAX
+    keeps while the shapes of its slices stay the same)."""
     uses = life.reach
     if change.outside and _outside(uses, change, varies):
         return True
@@ -152,7 +207,12 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
             return True
     for event in change.events:
         here = uses.in_driver(event.driver)
-        module_outside = event.driver.kind is ScopeKind.MODULE and uses.outside
+        # Importers' code runs after the module's own, except after a script's main block.
+        module_outside = (
+            event.driver.kind is ScopeKind.MODULE
+            and uses.outside
+            and not graph.facts.in_script(event.at[0])
+        )
         if event.kind is EventKind.ESCAPE:
             if module_outside or any(u.kind is EventKind.ESCAPE for u in here):
                 return True
@@ -161,8 +221,8 @@ def stale_after(graph: CallGraph, life: CompiledLife, change: Reach, varies: boo
                 return True
             continue
         for same_object in _by_object(here):
-            if _sequence(event, same_object, module_outside) and not _traced_anew(
-                graph, event, same_object
+            if _sequence(event, same_object, module_outside) and not (
+                retraced_by_shape and _traced_anew(graph, event, same_object)
             ):
                 return True
         if _loop(event, here, life):
@@ -263,8 +323,19 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
             continue
         # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023):
         # made in this loop, or compiling a function defined in it.
-        made_here = life.maker is change.driver and loop in life.made_loops and life.fresh
-        defined_here = life.definer is change.driver and loop in life.defined_loops
+        made_here = (
+            life.maker is change.driver
+            and loop in life.made_loops
+            and life.fresh
+            and life.made is not None
+            and _every_pass(life.made, loop)
+        )
+        defined_here = (
+            life.definer is change.driver
+            and loop in life.defined_loops
+            and life.definition is not None
+            and _every_pass(life.definition, loop)
+        )
         if not (made_here or defined_here):
             return True
     return False
