@@ -43,6 +43,9 @@ class FileResult:
     new_text: str | None = None  # set when fixing changed the file
     text: str = ""  # the source after fixing (the original when nothing changed)
     diff: str = ""
+    # Standard input only: what ``fix -`` prints, in the input's own encoding, BOM and newlines
+    # (the input's very bytes when nothing changed or it could not be read).
+    output: bytes | None = None
 
 
 def _codes(value: str) -> tuple[str, ...]:
@@ -89,7 +92,9 @@ def _common_options() -> argparse.ArgumentParser:
         help="extra qualified names that compile like jax.jit, comma-separated",
     )
     common.add_argument(
-        "--stdin-filename", default="-", help="the name of the source read from stdin"
+        "--stdin-filename",
+        help="read the source from stdin (as with -), under this name for messages and "
+        "configuration",
     )
     common.add_argument(
         "--jobs",
@@ -281,10 +286,13 @@ def fix_file(
     from .engine import SourceSyntaxError, fix_source
 
     result = FileResult(path)
-    write = write and source is None
+    from_stdin = source is not None
+    write = write and not from_stdin
     try:
         source = source or read_source(path)
         result.text = source.text
+        if from_stdin:
+            result.output = source.raw
         try:
             outcome = fix_source(source.text, settings)
         except SourceSyntaxError as error:
@@ -294,6 +302,8 @@ def fix_file(
         result.text = outcome.source
         if outcome.source != source.text:
             result.new_text = outcome.source
+            if from_stdin:
+                result.output = source.encode(outcome.source)
             result.diff = "".join(
                 difflib.unified_diff(
                     source.text.splitlines(keepends=True),
@@ -346,10 +356,37 @@ def _run_all(
 # -- the run -----------------------------------------------------------------------------------
 
 
-def _stdin_source(name: str, stdin: TextIO) -> Source:
+def _read_stdin(stdin: TextIO) -> bytes:
     buffer = getattr(stdin, "buffer", None)
-    raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
-    return decode(raw, name)
+    return buffer.read() if buffer is not None else stdin.read().encode("utf-8")
+
+
+def _write_bytes(stream: TextIO, data: bytes) -> None:
+    """Bytes as they are (encoding, BOM, newlines), through the text stream's buffer."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(data.decode("utf-8", errors="surrogateescape"))
+        return
+    stream.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
+def _reads_stdin(args: argparse.Namespace, stderr: TextIO) -> bool:
+    """Whether the run reads standard input: ``-`` among the paths, or ``--stdin-filename``,
+    which (as in ruff) means stdin whatever the paths; those are then ignored, with a
+    warning."""
+    if args.stdin_filename is None:
+        return "-" in args.paths
+    if args.paths != ["."]:
+        for path in args.paths:
+            if path != "-":
+                print(
+                    f"warning: ignoring {path}: --stdin-filename reads standard input",
+                    file=stderr,
+                )
+    args.paths = ["-"]
+    return True
 
 
 def _collect(
@@ -361,18 +398,19 @@ def _collect(
     **kwargs: Any,
 ) -> list[FileResult]:
     results: list[FileResult] = []
-    if "-" in args.paths:
-        name = args.stdin_filename
+    if _reads_stdin(args, stderr):
+        name = args.stdin_filename or "-"
         resolved = configs.for_path(Path(name) if name != "-" else Path.cwd())
         settings = _tune(args, resolved.settings_for(Path(name) if name != "-" else None))
+        raw = _read_stdin(stdin)
         try:
-            source = _stdin_source(name, stdin)
+            source = decode(raw, name)
         except SourceError as error:
-            results.append(FileResult(name, error=str(error)))
+            results.append(FileResult(name, error=str(error), output=raw))
         else:
             excluded = name != "-" and resolved.force_exclude and resolved.is_excluded(Path(name))
             if excluded:
-                results.append(FileResult(name, text=source.text))
+                results.append(FileResult(name, text=source.text, output=raw))
             else:
                 extra = {k: v for k, v in kwargs.items() if k != "cache"}
                 results.append(work(name, settings, source=source, **extra))
@@ -463,9 +501,10 @@ def _fix(
     _print_errors(results, stderr)
     reading_stdin = "-" in args.paths
     for result in results:
-        if result.path == args.stdin_filename and reading_stdin and not show_diff:
-            # Editors: the fixed source (or the original) on stdout, nothing else there.
-            stdout.write(result.text)
+        if result.output is not None and not show_diff:
+            # Editors: the fixed source (or the input, byte for byte, when nothing changed or
+            # it could not be read: a buffer is never blanked) on stdout, nothing else there.
+            _write_bytes(stdout, result.output)
         elif show_diff:
             stdout.write(result.diff)
     reports = _reports([r for r in results if not r.error])
