@@ -4,15 +4,18 @@
     python benchmarks/ecosystem.py run --checkouts DIR [--save FILE] [--baseline FILE]
 
 ``prepare`` exports every project of ``ecosystem/projects.txt`` at its pinned commit into
-``DIR/owner+name`` (from ``git clone`` of GitHub, or from bare mirrors ``MIRRORS/owner+name/repo``),
-keeping Python files and turning Jupyter notebooks into scripts (code cells in order, IPython
-magics commented out), since notebooks are where much JAX user code lives.
+``DIR/owner+name`` (from ``git clone`` of GitHub, or from mirrors ``MIRRORS/owner+name/repo``, a
+bare git directory or a clone holding ``.git``), keeping Python files and turning Jupyter
+notebooks into scripts (code cells in order, IPython magics commented out), since notebooks are
+where much JAX user code lives.
 
 ``run`` runs ``flake8-jax-closure check --format json`` on each project, and compares the findings
 with the judgements in ``ecosystem/judgements.csv`` (project, path, line, code, name, verdict,
 reason; verdict ``real`` or ``false``). It prints a Markdown report: files, lines and findings per
-project, precision over the judged findings, the findings nobody has judged yet (to be read and
-judged by hand), and with ``--baseline`` the findings that appeared or vanished since a saved run.
+project, precision over the judged findings (overall, on the projects marked ``held-out`` in the
+list, which were never looked at while the rules were built, and on the others), the findings
+nobody has judged yet (to be read and judged by hand), and with ``--baseline`` the findings that
+appeared or vanished since a saved run.
 
 The projects' sources are never committed: only the list, the commits and the judgements.
 """
@@ -24,6 +27,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,7 @@ JUDGEMENT_FIELDS = ("project", "path", "line", "code", "name", "verdict", "reaso
 class Project:
     name: str  # owner/name on GitHub
     commit: str
+    held_out: bool = False  # never looked at while the rules were built
 
     @property
     def folder(self) -> str:
@@ -62,12 +67,16 @@ class Found:
 
 
 def read_projects(path: Path = PROJECTS) -> list[Project]:
+    """``owner/name commit``, and ``held-out`` after the commit for a project never looked at
+    while the rules were built; ``#`` starts a comment."""
     projects = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, commit = line.split()
-            projects.append(Project(name, commit))
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) not in (2, 3) or fields[2:] not in ([], ["held-out"]):
+            raise SystemExit(f"{path}:{number}: expected 'owner/name commit [held-out]'")
+        projects.append(Project(fields[0], fields[1], held_out=len(fields) == 3))
     return projects
 
 
@@ -112,10 +121,10 @@ def _sources(git_dir: Path, commit: str) -> Iterable[tuple[str, bytes]]:
     ).stdout  # fmt: skip
     wanted = []
     for entry in listing.split(b"\0"):
-        meta, _, path = entry.partition(b"\t")
+        meta, _, raw_path = entry.partition(b"\t")
         parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob" and path.endswith((b".py", b".ipynb")):
-            wanted.append((path.decode("utf-8", "replace"), parts[2].decode()))
+        if len(parts) == 3 and parts[1] == b"blob" and raw_path.endswith((b".py", b".ipynb")):
+            wanted.append((raw_path.decode("utf-8", "replace"), parts[2].decode()))
     batch = subprocess.run(
         ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
         input="".join(f"{sha}\n" for _, sha in wanted).encode(),
@@ -136,6 +145,8 @@ def _sources(git_dir: Path, commit: str) -> Iterable[tuple[str, bytes]]:
 def _git_dir(project: Project, mirrors: Path | None, scratch: Path) -> Path:
     if mirrors is not None:
         git_dir = mirrors / project.folder / "repo"
+        if not git_dir.is_dir():
+            raise SystemExit(f"{project.name}: no mirror at {git_dir}")
         return git_dir / ".git" if (git_dir / ".git").is_dir() else git_dir
     url = f"https://github.com/{project.name}.git"
     subprocess.run(["git", "clone", "-q", "--bare", url, str(scratch)], check=True)
@@ -148,20 +159,35 @@ def prepare(projects: Iterable[Project], dest: Path, mirrors: Path | None) -> No
         if target.exists():
             print(f"{project.name}: already there", file=sys.stderr)
             continue
-        with tempfile.TemporaryDirectory() as scratch:
-            git_dir = _git_dir(project, mirrors, Path(scratch) / "clone")
-            for name, data in _sources(git_dir, project.commit):
-                if ".." in Path(name).parts:
-                    continue
-                out = target / name
-                if name.endswith(".ipynb"):
-                    script = notebook_to_script(data)
-                    if script is None:
-                        continue
-                    out, data = target / f"{name}.py", script.encode("utf-8")
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(data)
+        # Exported under another name first, so that an interrupted export is not taken for a
+        # finished one by the next run.
+        partial = dest / f"{project.folder}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
+            with tempfile.TemporaryDirectory() as scratch:
+                git_dir = _git_dir(project, mirrors, Path(scratch) / "clone")
+                _export(_sources(git_dir, project.commit), partial)
+        except subprocess.CalledProcessError as error:
+            shutil.rmtree(partial, ignore_errors=True)
+            detail = error.stderr.decode(errors="replace").strip() if error.stderr else ""
+            raise SystemExit(f"{project.name}: cannot export {project.commit}: {detail}") from None
+        partial.mkdir(parents=True, exist_ok=True)  # a project without Python files
+        partial.rename(target)
         print(f"{project.name}: exported {project.commit[:12]}", file=sys.stderr)
+
+
+def _export(sources: Iterable[tuple[str, bytes]], target: Path) -> None:
+    for name, data in sources:
+        if ".." in Path(name).parts:
+            continue
+        out = target / name
+        if name.endswith(".ipynb"):
+            script = notebook_to_script(data)
+            if script is None:
+                continue
+            out, data = target / f"{name}.py", script.encode("utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
 
 
 # -- run --------------------------------------------------------------------------------------
@@ -230,11 +256,17 @@ def report(
         row = [*sizes[project.name], len(mine), verdicts.count("real"), verdicts.count("false"),
                verdicts.count(None)]  # fmt: skip
         totals = [a + b for a, b in zip(totals, row, strict=True)]
-        out.append(f"| {project.name} | " + " | ".join(f"{n:,}" for n in row) + " |")
+        marker = " (held out)" if project.held_out else ""
+        out.append(f"| {project.name}{marker} | " + " | ".join(f"{n:,}" for n in row) + " |")
     out.append("| **all** | " + " | ".join(f"{n:,}" for n in totals) + " |")
-    real, false = totals[3], totals[4]
-    precision = f"{real / (real + false):.0%}" if real + false else "n/a"
-    out.append(f"\nPrecision over judged findings: {precision} ({real} real, {false} false alarms)")
+    out.append("")
+    # Precision on the held-out projects is the figure that says how the rules generalise.
+    held_out = {p.name for p in projects if p.held_out}
+    on_held_out = [f for f in found if f.project in held_out]
+    on_built_on = [f for f in found if f.project not in held_out]
+    out.append(_precision("all projects", found, judgements))
+    out.append(_precision("held-out projects", on_held_out, judgements))
+    out.append(_precision("projects the rules were built on", on_built_on, judgements))
     unjudged = [f for f in found if f.key not in judgements]
     if unjudged:
         out.append("\nUnjudged findings (read the code, then add a row to judgements.csv):")
@@ -257,6 +289,17 @@ def report(
                 out.append(f"- {label} ({verdict}): {f.project} {f.path}:{f.line} {f.code} "
                            f"'{f.name}'")  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+def _precision(
+    label: str,
+    found: list[Found],
+    judgements: dict[tuple[str, str, int, str, str], dict[str, str]],
+) -> str:
+    verdicts = [judgements.get(f.key, {}).get("verdict") for f in found]
+    real, false = verdicts.count("real"), verdicts.count("false")
+    precision = f"{real / (real + false):.0%}" if real + false else "n/a"
+    return f"Precision on {label}: {precision} ({real} real, {false} false alarms)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,17 +1,27 @@
-"""The ecosystem check's notebook conversion: code cells in order, magics kept as comments in
-statements that leave every block valid, one line for one."""
+"""The ecosystem check's notebook conversion (code cells in order, magics kept as comments in
+statements that leave every block valid, one line for one), its project list and its report."""
 
 from __future__ import annotations
 
 import ast
 import json
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from ecosystem import notebook_to_script  # noqa: E402
+from ecosystem import (  # noqa: E402
+    Found,
+    Project,
+    notebook_to_script,
+    prepare,
+    read_projects,
+    report,
+)
 
 
 def _notebook(*cells: tuple[str, str]) -> bytes:
@@ -39,3 +49,84 @@ def test_what_is_not_a_notebook_gives_nothing() -> None:
     assert notebook_to_script(b"not json") is None
     assert notebook_to_script(json.dumps({"cells": None}).encode()) is None
     assert notebook_to_script(json.dumps([1]).encode()) is None
+
+
+def test_projects_marked_held_out_are_read_as_such(tmp_path: Path) -> None:
+    listing = tmp_path / "projects.txt"
+    listing.write_text(
+        "# comment\na/one 1111  # built on\n\nb/two 2222 held-out  # astronomy\n",
+        encoding="utf-8",
+    )
+    assert read_projects(listing) == [Project("a/one", "1111"), Project("b/two", "2222", True)]
+
+
+def test_a_malformed_project_line_is_refused_with_its_line_number(tmp_path: Path) -> None:
+    listing = tmp_path / "projects.txt"
+    listing.write_text("a/one 1111\nb/two 2222 new\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"projects.txt:2: expected"):
+        read_projects(listing)
+
+
+def test_the_report_gives_precision_on_held_out_projects_apart() -> None:
+    projects = [Project("a/built", "1"), Project("b/new", "2", held_out=True)]
+    found = [
+        Found("a/built", "x.py", 1, "JC101", "v", "m"),
+        Found("a/built", "x.py", 2, "JC101", "w", "m"),
+        Found("b/new", "y.py", 3, "JC104", "self.k", "m"),
+        Found("b/new", "y.py", 4, "JC104", "self.j", "m"),
+        Found("b/new", "y.py", 5, "JC101", "u", "m"),
+    ]
+    verdicts = ["real", "real", "real", "false", None]
+    judgements = {
+        f.key: {"project": f.project, "verdict": verdict}
+        for f, verdict in zip(found, verdicts, strict=True)
+        if verdict is not None
+    }
+    sizes = {"a/built": (1, 10), "b/new": (1, 20)}
+    text = report(projects, sizes, found, judgements, baseline=None)
+    assert "Precision on all projects: 75% (3 real, 1 false alarms)" in text
+    assert "Precision on held-out projects: 50% (1 real, 1 false alarms)" in text
+    assert "Precision on projects the rules were built on: 100% (2 real, 0 false alarms)" in text
+    assert "| b/new (held out) | 1 | 20 | 3 | 1 | 1 | 1 |" in text
+    assert "| a/built | 1 | 10 | 2 | 2 | 0 | 0 |" in text
+    assert "- b/new y.py:5 JC101 m" in text
+
+
+def _git(*args: str, cwd: Path) -> str:
+    completed = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return completed.stdout.strip()
+
+
+def test_prepare_exports_from_a_mirror_holding_a_work_tree(tmp_path: Path) -> None:
+    work = tmp_path / "mirrors" / "o+n" / "repo"
+    (work / "pkg").mkdir(parents=True)
+    (work / "pkg" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (work / "nb.ipynb").write_bytes(_notebook(("code", "y = 2")))
+    (work / "notes.md").write_text("text\n", encoding="utf-8")
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+    _git("commit", "-q", "-m", "c", cwd=work)
+    commit = _git("rev-parse", "HEAD", cwd=work)
+    dest = tmp_path / "checkouts"
+    prepare([Project("o/n", commit)], dest, tmp_path / "mirrors")
+    exported = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    assert exported == ["o+n/nb.ipynb.py", "o+n/pkg/a.py"]
+    assert "y = 2" in (dest / "o+n" / "nb.ipynb.py").read_text(encoding="utf-8")
+
+
+def test_prepare_refuses_a_missing_commit_and_leaves_no_half_export(tmp_path: Path) -> None:
+    work = tmp_path / "mirrors" / "o+n" / "repo"
+    work.mkdir(parents=True)
+    (work / "a.py").write_text("x = 1\n", encoding="utf-8")
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+    _git("commit", "-q", "-m", "c", cwd=work)
+    dest = tmp_path / "checkouts"
+    with pytest.raises(SystemExit, match="o/n: cannot export 0123abcd"):
+        prepare([Project("o/n", "0123abcd")], dest, tmp_path / "mirrors")
+    with pytest.raises(SystemExit, match="p/q: no mirror at"):
+        prepare([Project("p/q", "0123abcd")], dest, tmp_path / "mirrors")
+    assert not dest.exists() or not any(dest.iterdir())
