@@ -630,6 +630,128 @@ x = jnp.arange(3.0)
 show(trainer.update(x))
 """
 
+_COUNTER = """
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def count(self, x):
+        self.n += 1
+        return x * self.n
+
+
+# main
+counter = Counter()
+fast_count = jax.jit(counter.count)
+x = jnp.arange(3.0)
+show(fast_count(x))
+"""
+
+_LAZY_STEP = """
+class Experiment:
+    def __init__(self):
+        self._scale = None
+        self._next = 2.0
+        self._update = jax.jit(self._update_fn)
+
+    def _initialize(self):
+        self._scale = self._next
+        self._next = self._next + 1.0
+
+    def _update_fn(self, x):
+        return x * self._scale
+
+    def step(self, x):
+        if self._scale is None:
+            self._initialize()
+        return self._update(x)
+
+    def reset(self):
+        self._scale = None
+
+
+# main
+exp = Experiment()
+x = jnp.arange(3.0)
+show(exp.step(x))
+"""
+
+_BRANCH_DEF = """
+# main
+VALUE = 1.0
+x = jnp.arange(3.0)
+for v in (1.0, 2.0, 3.0):
+    VALUE = v
+    if len(str(v)) > 0:
+
+        @jax.jit
+        def step(x):
+            return x * VALUE
+
+        show(step(x))
+"""
+
+_TRY_DEF = """
+# main
+VALUE = 1.0
+x = jnp.arange(3.0)
+for v in (1.0, 2.0, 3.0):
+    VALUE = v
+    try:
+
+        @jax.jit
+        def step(x):
+            return x * VALUE
+
+        show(step(x))
+    except ValueError:
+        pass
+"""
+
+_LOCAL_CHAIN = """
+class Model:
+    def __init__(self):
+        self.mul = 1.0
+
+    def calc(self, x):
+        return x * self.mul
+
+
+def describe(v):
+    record = types.SimpleNamespace(inner=types.SimpleNamespace(mul=0.0))
+    record.inner.mul = v
+    return record
+
+
+# main
+model = Model()
+fast = jax.jit(model.calc)
+x = jnp.arange(3.0)
+show(fast(x))
+describe(2.0)
+show(fast(x))
+"""
+
+_HOST_CALLBACK = """
+VALUE = 1.0
+
+
+def host_scale(x):
+    return (np.asarray(x) * VALUE).astype(np.float32)
+
+
+@jax.jit
+def fast(x):
+    return jax.pure_callback(host_scale, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+# main
+x = jnp.arange(3.0)
+show(fast(x))
+VALUE = 2.0
+show(fast(x))
+"""
+
 
 def scenarios() -> Iterator[Program]:
     yield _scenario("lazy-init--fit-once", _LAZY + "show(est.predict(x))\n", False)
@@ -702,6 +824,19 @@ def scenarios() -> Iterator[Program]:
         + "show(trainer.update(x))\n",
         False,
     )
+    yield _scenario("host-callback--reads-live", _HOST_CALLBACK, False)
+    yield _scenario("own-write--called-once", _COUNTER, False)
+    yield _scenario("own-write--called-again", _COUNTER + "show(fast_count(x))\n", True)
+    yield _scenario(
+        "run-once-setup--guarded",
+        _LAZY_STEP.replace("    def reset(self):\n        self._scale = None\n", "")
+        + "show(exp.step(x))\n",
+        False,
+    )
+    yield _scenario("run-once-setup--reset", _LAZY_STEP + "exp.reset()\nshow(exp.step(x))\n", True)
+    yield _scenario("def-in-loop--same-branch-as-use", _BRANCH_DEF, False)
+    yield _scenario("def-in-loop--try-body", _TRY_DEF, False)
+    yield _scenario("local-object-chain--unrelated", _LOCAL_CHAIN, False)
     yield _scenario(
         "other-object-method--decayed",
         _OPTIMIZER + "trainer.opt.decay()\nshow(trainer.update(x))\n",

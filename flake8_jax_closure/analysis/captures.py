@@ -42,6 +42,8 @@ from .timing import CompiledLife, compiled_life, stale_after
 _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
 _HELPER_DEPTH = 3
 _SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
+# Functions that hand a function to the host, to run at every call of the compiled code.
+_HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,11 +148,11 @@ class CaptureAnalysis:
             return
         facts = self.facts
         for read in list(facts.reads_within(scope)):
-            if not read.called and self._handed_to(read) is None:
+            if not read.called and (self._handed_to(read) is None or self._host_callback(read)):
                 continue
             helper = self._plain_function(read)
-            if helper is None or id(helper) in seen:
-                continue
+            if helper is None or id(helper) in seen or helper.is_within(scope):
+                continue  # a function nested in ``scope``: its reads are ``scope``'s own
             seen.add(id(helper))
             for inner, owner in self.free_reads(helper, helper):
                 if not inner.called or self._plain_function(inner) is None:
@@ -168,6 +170,15 @@ class CaptureAnalysis:
         if isinstance(parent, ast.Call) and parent.func is not node:
             return parent
         return None
+
+    def _host_callback(self, read: Read) -> bool:
+        """``io_callback(cb, ...)``, ``jax.pure_callback(cb, ...)``, ``jax.debug.callback(cb,
+        ...)``: the function runs on the host at every call, reading current values."""
+        call = self._handed_to(read)
+        if call is None:
+            return False
+        name = self.facts.qualified_name(read.scope, call.func) or ""
+        return name.rsplit(".", 1)[-1] in _HOST_CALLBACKS
 
     def _slices_body(self, read: Read) -> bool:
         """``lax.scan(body, ...)``, ``lax.map(body, xs)``: JAX caches the body's trace by the

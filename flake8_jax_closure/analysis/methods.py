@@ -248,16 +248,17 @@ class MethodCaptureAnalysis:
         # calls, are its own trace-time state (``if rng is None: self.rng, rng =
         # split(self.rng)``): not changes. Changes by other code are timed as any other.
         reached = {name for read in reads for name in self._methods_reached(cls, read)}
-        own_state = {
-            id(mutation)
+        own = [
+            mutation
             for attribute in by_attribute
             for mutation, changer in self._changes(cls, attribute)
-            if mutation.guards
-            and (
-                mutation.scope.is_within(site.scope)
-                or (changer is not None and changer.name in reached)
-            )
-        }
+            if mutation.scope.is_within(site.scope)
+            or (changer is not None and changer.name in reached)
+        ]
+        own_state = {id(mutation) for mutation in own if mutation.guards}
+        # Written on every run (``self.n += 1; return self.n``): the compiled code writes it
+        # once, while tracing, and uncompiled calls on every call.
+        own_writes = {id(mutation) for mutation in own if not mutation.guards}
         life = self._life(holder)
         replacers = self._replacers(cls, holder)
         # A static ``self`` hashed by value is no protection: JAX serves the cached trace to
@@ -265,7 +266,9 @@ class MethodCaptureAnalysis:
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
-            change = self._first_change(cls, holder, attribute, life, replacers, own_state)
+            change = self._first_change(
+                cls, holder, attribute, life, replacers, own_state, own_writes
+            )
             if change is None:
                 continue
             attribute_reads.sort(key=lambda r: r.start)
@@ -359,8 +362,12 @@ class MethodCaptureAnalysis:
                 yield mutation, None
         for mutation in facts.nested_attribute_changes(attribute):
             # ``self.target.mul = v``: an object held by another, of a class the code does not
-            # say; it may be one of this class's.
-            if mutation.path[-1] == f".{attribute}":
+            # say; it may be one of this class's. Only through objects that can hold one: a
+            # parameter (``self`` too) or a global, not a local the function made itself
+            # (``proto = Model(); proto.neighbors.order.extend(...)``).
+            owner = facts.resolve(mutation.scope, mutation.name)
+            held = mutation.name in owner.params or owner.kind is ScopeKind.MODULE
+            if held and mutation.path[-1] == f".{attribute}":
                 yield mutation, None
 
     def _first_change(
@@ -371,9 +378,14 @@ class MethodCaptureAnalysis:
         life: CompiledLife,
         replacers: set[Scope],
         own_state: set[int],
+        own_writes: set[int],
     ) -> Mutation | None:
         changes = sorted(self._changes(cls, attribute), key=lambda c: c[0].end)
         for mutation, method in changes:
+            if id(mutation) in own_writes:
+                if _called_again(life):
+                    return mutation
+                continue
             if mutation.scope.is_within(holder.site.scope) or id(mutation) in own_state:
                 continue  # trace-time work of the compiled function itself
             if sets_split_structure(self.facts, mutation):
@@ -396,9 +408,46 @@ class MethodCaptureAnalysis:
             # A method's change happens where the method is called (or from outside, when
             # nothing in the module names it).
             reach = self.captures.change_reach(mutation, None)
-            if stale_after(self.graph, life, reach):
+            # A method that runs at most once per object cannot repeat the change after a
+            # trace: only a compiled call before its one run makes it stale.
+            once = self._runs_once(cls, method)
+            if stale_after(self.graph, life, reach, varies=not once):
                 return mutation
         return None
+
+    def _runs_once(self, cls: ClassFacts, method: Scope) -> bool:
+        """Whether the method runs at most once per object: every call of it is under
+        ``if self.F is None:`` (or ``if not self.F:``, ``if not hasattr(self, "F")``), it sets
+        ``self.F`` to something else on every run, and only construction sets ``F`` besides."""
+        refs = self.facts.attribute_refs(method.name)
+        if not refs or not all(ref.called for ref in refs):
+            return False
+        flags: set[str] = set()
+        for ref in refs:
+            caller = _enclosing_method(ref.scope, cls.scope)
+            if caller is None or caller is method:
+                return False
+            tests = _tests_around(caller.node, ref.node)
+            flags |= {flag for test in tests if (flag := _unset_flag(test)) is not None}
+        for flag in sorted(flags):
+            sets = [
+                (m, changer) for m, changer in self._changes(cls, flag) if m.path == (f".{flag}",)
+            ]
+            sets_it = any(
+                changer is method and not m.guards and not _is_none(m.value) for m, changer in sets
+            )
+            others = all(
+                changer is method or (changer is not None and changer.name in cls.construction)
+                for m, changer in sets
+            )
+            every_call_guarded = all(
+                any(_unset_flag(t) == flag for t in _tests_around(caller.node, ref.node))
+                for ref in refs
+                if (caller := _enclosing_method(ref.scope, cls.scope)) is not None
+            )
+            if sets_it and others and every_call_guarded:
+                return True
+        return False
 
     def _replacers(self, cls: ClassFacts, holder: Holder) -> set[Scope]:
         """Methods that replace the compiled object kept in ``self.<attr>`` (``self._step =
@@ -476,3 +525,61 @@ def _enclosing_method(scope: Scope, class_scope: Scope | None) -> Scope | None:
                 return current
         current = parent
     return None
+
+
+def _tests_around(function: ast.AST, node: ast.AST) -> list[ast.expr]:
+    """The tests of the ``if`` statements in ``function`` whose body holds ``node``."""
+    line = getattr(node, "lineno", 0)
+    tests: list[ast.expr] = []
+    statements: list[ast.stmt] = list(getattr(function, "body", []))
+    while statements:
+        holder = next(
+            (
+                st
+                for st in statements
+                if st.lineno <= line <= (st.end_lineno or st.lineno)
+                and any(inner is node for inner in ast.walk(st))
+            ),
+            None,
+        )
+        if holder is None or not isinstance(holder, (ast.If, ast.With, ast.For, ast.While)):
+            return tests
+        inside = [st for st in holder.body if any(inner is node for inner in ast.walk(st))]
+        if isinstance(holder, ast.If):
+            if not inside:
+                return tests  # in the ``else`` branch: not guarded by this test
+            tests.append(holder.test)
+        statements = inside
+    return tests
+
+
+def _unset_flag(test: ast.expr) -> str | None:
+    """``F`` for ``self.F is None``, ``not self.F`` and ``not hasattr(self, "F")``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
+        if _is_none(test.comparators[0]) and isinstance(test.left, ast.Attribute):
+            return test.left.attr
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+        if isinstance(operand, ast.Attribute):
+            return operand.attr
+        if (
+            isinstance(operand, ast.Call)
+            and isinstance(operand.func, ast.Name)
+            and operand.func.id == "hasattr"
+            and len(operand.args) == 2
+            and isinstance(operand.args[1], ast.Constant)
+            and isinstance(operand.args[1].value, str)
+        ):
+            return operand.args[1].value
+    return None
+
+
+def _is_none(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _called_again(life: CompiledLife) -> bool:
+    """Whether the compiled object can be called more than once: twice, in a loop, by code
+    outside the module, or after being handed on."""
+    reach = life.reach
+    return reach.escapes or len(reach.events) > 1 or any(event.loops for event in reach.events)

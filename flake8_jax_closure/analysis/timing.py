@@ -85,20 +85,38 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     )
 
 
-def _every_pass(node: ast.AST, loop: ast.AST) -> bool:
-    """Whether ``node`` runs in every pass of the loop: in a statement of its body (or of a
-    ``with`` there), not under an ``if`` or ``try`` (``if step is None: def step...`` runs
-    once)."""
-    pending: list[ast.stmt] = list(getattr(loop, "body", []))
-    while pending:
-        statement = pending.pop()
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            pending.extend(statement.body)
-        elif not isinstance(statement, _BRANCHING) and any(
-            inner is node for inner in ast.walk(statement)
-        ):
+def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:
+    """Whether ``node`` runs in every pass of the loop in which the object is used: it sits in
+    the loop's body, and every ``if``, ``try``, ``match`` or inner loop around it there also
+    holds every use in the loop (``if spmd: def step...; step(x)``). Not so for
+    ``if step is None: def step...`` followed by ``step(x)``: defined once, used each pass."""
+    lines = [u.at[0] for u in uses if loop in u.loops]
+    statements: list[ast.stmt] = list(getattr(loop, "body", []))
+    while True:
+        holder = next((st for st in statements if _contains(st, node)), None)
+        if holder is None:
+            return False
+        if not isinstance(holder, _BRANCHING + (ast.With, ast.AsyncWith)):
             return True
-    return False
+        if isinstance(holder, _BRANCHING):
+            first, last = holder.lineno, holder.end_lineno or holder.lineno
+            if not all(first <= line <= last for line in lines):
+                return False
+        statements = [
+            inner
+            for field in ("body", "orelse", "handlers", "finalbody", "cases")
+            for child in getattr(holder, field, [])
+            for inner in (child.body if isinstance(child, (ast.ExceptHandler, ast.match_case))
+                          else [child])
+        ]  # fmt: skip
+
+
+def _contains(statement: ast.stmt, node: ast.AST) -> bool:
+    first, last = statement.lineno, statement.end_lineno or statement.lineno
+    line = getattr(node, "lineno", None)
+    if line is None or not first <= line <= last:
+        return False
+    return any(inner is node for inner in ast.walk(statement))
 
 
 _BRANCHING = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.Match)
@@ -328,13 +346,13 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
             and loop in life.made_loops
             and life.fresh
             and life.made is not None
-            and _every_pass(life.made, loop)
+            and _every_pass(life.made, loop, uses)
         )
         defined_here = (
             life.definer is change.driver
             and loop in life.defined_loops
             and life.definition is not None
-            and _every_pass(life.definition, loop)
+            and _every_pass(life.definition, loop, uses)
         )
         if not (made_here or defined_here):
             return True
