@@ -17,8 +17,8 @@ from flake8_jax_closure.engine import SourceSyntaxError, check_source, fix_sourc
 from flake8_jax_closure.settings import Settings
 
 hypothesis = pytest.importorskip("hypothesis")
-hypothesmith = pytest.importorskip("hypothesmith")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 # Generated programs are compiled to check they are valid; their own oddities warn.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -86,14 +86,27 @@ def _sound_if_it_compiles(program: str) -> None:
     assert_sound(PRELUDE + program)
 
 
+def _hypothesmith(strategy: str) -> st.SearchStrategy[str]:
+    """Built when the test first draws: hypothesmith takes seconds to import and to build its
+    grammar, which collection (also of a run that leaves these tests out) should not pay."""
+
+    def build() -> st.SearchStrategy[str]:
+        hypothesmith = pytest.importorskip("hypothesmith")
+        return getattr(hypothesmith, strategy)()  # type: ignore[no-any-return]
+
+    return st.deferred(build)
+
+
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(_hypothesmith("from_grammar"))
 def test_generated_programs_from_the_grammar(program: str) -> None:
     _sound_if_it_compiles(program)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_node())
+@given(_hypothesmith("from_node"))
 def test_generated_programs_from_libcst_nodes(program: str) -> None:
     _sound_if_it_compiles(program)
 
@@ -118,6 +131,7 @@ def _mutations(source: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fixture", [f for f in fixtures() if "negative" not in f.name], ids=lambda f: f.name
 )
@@ -302,6 +316,7 @@ def test_lazy_and_eager_analysis_agree_on_installed_packages() -> None:
     assert compared > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.jax
 def test_verify_runs_code_only_in_a_subprocess_in_a_temporary_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
