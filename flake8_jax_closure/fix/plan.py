@@ -144,7 +144,8 @@ class FixPlanner:
             self._sites_of.setdefault(id(site.function), []).append(site)
         self.judge = ValueJudge(facts)
         self._taken: set[tuple[int, str]] = set()
-        self._compiled_api_use: str | None | bool = False  # not looked for yet
+        self._compiled_api_use: str | None = None
+        self._compiled_api_searched = False
 
     def plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
         """The fix for one compiled function and all its stale captures.
@@ -451,8 +452,8 @@ class FixPlanner:
         ``fast.clear_cache()``) on something that is neither a module (``jnp.trace``) nor the
         name of a compiled object (judged on its own): the value may be a compiled object
         handed on or aliased, which the analysis does not follow. Looked for once per module."""
-        if self._compiled_api_use is False:
-            self._compiled_api_use = None
+        if not self._compiled_api_searched:
+            self._compiled_api_searched = True
             facts = self.facts
             compiled_names = {
                 (site.bound_name, id(facts.resolve(site.site_scope, site.bound_name)))
@@ -480,7 +481,6 @@ class FixPlanner:
             if uses:
                 line, attribute = min(uses)
                 self._compiled_api_use = f"'.{attribute}()' (line {line})"
-        assert self._compiled_api_use is not False
         return self._compiled_api_use
 
     def _check_capture(self, capture: StaleCapture, sites: Sequence[CompiledFunction]) -> None:
