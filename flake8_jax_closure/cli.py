@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,15 +22,17 @@ from typing import Any, TextIO
 
 from . import __version__
 from .cache import FindingsCache, default_directory
-from .config import ConfigCache, ConfigError, Overrides, check_selectors
+from .config import ConfigCache, ConfigError, Overrides, check_selectors, per_file_ignores_flag
 from .diagnostics import Finding
 from .files import Source, SourceError, decode, read_source, write_source
 from .formats import FORMATS, FileReport, render, statistics, summary
-from .rules import ANALYSIS_FAILED, RULES
+from .rules import ANALYSIS_FAILED
 from .selection import Selected, select_files
 from .settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+# ruff's names for text output: concise is ours, full adds the source line (--show-source).
+_RUFF_FORMATS = ("concise", "full")
 
 
 @dataclass
@@ -40,6 +43,8 @@ class FileResult:
     # Python's own message and position (line, column) when the file does not parse.
     syntax_error: tuple[str, int, int] | None = None
     fixed: int = 0
+    fixed_findings: list[Finding] = field(default_factory=list)  # for --show-fixes
+    unsafe_fixes: bool = False  # whether this file's unsafe fixes are applied (marked [*])
     new_text: str | None = None  # set when fixing changed the file
     text: str = ""  # the source after fixing (the original when nothing changed)
     diff: str = ""
@@ -53,6 +58,28 @@ def _codes(value: str) -> tuple[str, ...]:
         return check_selectors(value.split(","), "--select/--ignore")
     except ConfigError as error:
         raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from error
+
+
+def _per_file_ignores(value: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    try:
+        return per_file_ignores_flag(value, "--per-file-ignores")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from error
+
+
+def _jobs(value: str) -> int:
+    """A positive number of processes, or ``auto`` for all cores (as in flake8)."""
+    if value == "auto":
+        return os.cpu_count() or 1
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(
+            f"a positive number of processes, or 'auto' for all cores (not {value!r})"
+        )
+    return jobs
 
 
 def _names(value: str) -> tuple[str, ...]:
@@ -69,6 +96,20 @@ def _common_options() -> argparse.ArgumentParser:
     selection.add_argument("--extend-select", type=_codes, default=(), help="add to --select")
     selection.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
     selection.add_argument("--extend-ignore", type=_codes, default=(), help="add to --ignore")
+    selection.add_argument(
+        "--per-file-ignores",
+        type=_per_file_ignores,
+        metavar="PATTERN:CODES",
+        help="codes to leave out in matching files (tests/*:JC103,JC104); replaces the "
+        "configuration's table",
+    )
+    selection.add_argument(
+        "--extend-per-file-ignores",
+        type=_per_file_ignores,
+        default=(),
+        metavar="PATTERN:CODES",
+        help="add to --per-file-ignores",
+    )
     files = common.add_argument_group("file selection")
     files.add_argument("--exclude", type=_names, help="glob patterns to skip (replaces defaults)")
     files.add_argument("--extend-exclude", type=_names, default=(), help="add to --exclude")
@@ -99,11 +140,18 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--jobs",
         "-j",
-        type=int,
+        type=_jobs,
         default=os.cpu_count() or 1,
-        help="parallel processes (default: all cores)",
+        help="parallel processes, or auto (default: all cores)",
     )
-    common.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    common.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=(*FORMATS, *_RUFF_FORMATS),
+        default="text",
+        help="output format (concise is text; full is text with --show-source)",
+    )
     common.add_argument("--output-file", "-o", type=Path, help="write findings to this file")
     common.add_argument("--show-source", action="store_true", help="show the line and a caret")
     common.add_argument("--quiet", "-q", action="store_true", help="print findings only")
@@ -124,27 +172,41 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
 
     check = commands.add_parser("check", parents=[common], help="report stale captures")
-    check.add_argument("--statistics", action="store_true", help="print a count per code")
+    check.add_argument(
+        "--statistics", action="store_true", help="print only a count per code, as ruff does"
+    )
     check.add_argument(
         "--no-cache", action="store_true", help="do not read or write the findings cache"
     )
     check.add_argument("--eager", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--fix", action="store_true", help="apply fixes, as the fix command does")
+    check.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        default=None,
+        help="count unsafe fixes as fixable; with --fix or --diff, apply them too",
+    )
 
     for name, help_text in (("fix", "apply fixes"), ("diff", "print the fixes as a unified diff")):
         command = commands.add_parser(name, parents=[common], help=help_text)
         command.add_argument(
             "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes"
         )
-        if name == "fix":
-            command.add_argument(
-                "--diff", action="store_true", help="print a diff instead of writing"
-            )
-            command.add_argument(
-                "--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed"
-            )
+        # Accepted as on check: fixing never reads or writes the findings cache.
+        command.add_argument("--no-cache", action="store_true", help=argparse.SUPPRESS)
+    for command in (check, commands.choices["fix"]):
+        command.add_argument("--diff", action="store_true", help="print a diff instead of writing")
+        command.add_argument(
+            "--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed"
+        )
+    for command in (check, commands.choices["fix"], commands.choices["diff"]):
+        command.add_argument(
+            "--show-fixes", action="store_true", help="list the findings fixed, per file"
+        )
 
     rule = commands.add_parser("rule", help="explain a rule")
     rule.add_argument("code", metavar="CODE", nargs="?", help="JC101, ...; all rules without it")
+    rule.add_argument("--all", action="store_true", help="explain every rule")
 
     verify = commands.add_parser(
         "verify",
@@ -202,6 +264,8 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
         unsafe_fixes=getattr(args, "unsafe_fixes", None),
         force_exclude=getattr(args, "force_exclude", None),
         respect_gitignore=getattr(args, "respect_gitignore", None),
+        per_file_ignores=getattr(args, "per_file_ignores", None),
+        extend_per_file_ignores=getattr(args, "extend_per_file_ignores", ()),
     )
 
 
@@ -219,7 +283,7 @@ def main(
         if args.command == "lsp":
             return _lsp(stderr)
         if args.command == "rule":
-            return _rule(args.code, stdout, stderr)
+            return _rule(args.code, stdout, stderr, every=args.all)
         try:
             configs = ConfigCache(overrides_from_args(args), args.config)
         except ConfigError as error:
@@ -255,7 +319,7 @@ def check_file(
     path: str, settings: Settings, source: Source | None = None, cache: Path | None = None
 ) -> FileResult:
     # Imported here: a run answered from the cache never loads the analysis.
-    result = FileResult(path)
+    result = FileResult(path, unsafe_fixes=settings.unsafe_fixes)
     try:
         source = source or read_source(path)
         store = FindingsCache(cache) if cache is not None else None
@@ -299,6 +363,7 @@ def fix_file(
             result.syntax_error = (error.message, error.line, error.column)
             return result
         result.findings, result.fixed = outcome.remaining, len(outcome.fixed)
+        result.fixed_findings = outcome.fixed
         result.text = outcome.source
         if outcome.source != source.text:
             result.new_text = outcome.source
@@ -439,10 +504,19 @@ def _open_output(args: argparse.Namespace, stdout: TextIO) -> tuple[TextIO, Call
 
 def _reports(results: list[FileResult]) -> list[FileReport]:
     return [
-        FileReport(r.path, r.findings, r.syntax_error)
+        FileReport(
+            r.path, r.findings, r.syntax_error, _without_path(r.error, r.path), r.unsafe_fixes
+        )
         for r in results
-        if r.findings or r.syntax_error
+        if r.findings or r.syntax_error or r.error
     ]
+
+
+def _without_path(error: str | None, path: str) -> str | None:
+    """The message of an error line, ``path: message``."""
+    if error is None:
+        return None
+    return error[len(path) + 2 :] if error.startswith(f"{path}: ") else error
 
 
 def _print_errors(results: list[FileResult], stderr: TextIO) -> None:
@@ -461,9 +535,14 @@ def _run(
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    if args.command == "check":
+    if args.format in _RUFF_FORMATS:
+        args.show_source = args.show_source or args.format == "full"
+        args.format = "text"
+    fixing = args.command != "check" or args.fix or args.diff
+    if not fixing:
         return _check(args, configs, stdin, stdout, stderr)
-    return _fix(args, configs, stdin, stdout, stderr, show_diff=args.command == "diff" or args.diff)
+    show_diff = args.command == "diff" or args.diff
+    return _fix(args, configs, stdin, stdout, stderr, show_diff=show_diff)
 
 
 def _check(
@@ -475,10 +554,11 @@ def _check(
     reports = _reports(results)
     out, close = _open_output(args, stdout)
     try:
-        out.write(render(reports, args.format, show_source=args.show_source))
-        if args.statistics:
-            out.write(statistics(reports))
-        if args.format == "text" and not args.quiet:
+        if args.statistics:  # the table alone, as ruff prints it
+            out.write(statistics(reports, args.format))
+        else:
+            out.write(render(reports, args.format, show_source=args.show_source))
+        if args.format == "text" and not args.quiet and not args.statistics:
             out.write(summary(reports, failed=any(r.error for r in results)))
     finally:
         close()
@@ -507,12 +587,14 @@ def _fix(
             _write_bytes(stdout, result.output)
         elif show_diff:
             stdout.write(result.diff)
-    reports = _reports([r for r in results if not r.error])
+    reports = _reports(results)
     # Findings left go to stdout when it is free, else (stdin, diff) to stderr.
     out_stream = stderr if reading_stdin or show_diff else stdout
     out, close = _open_output(args, out_stream)
     try:
         out.write(render(reports, args.format, show_source=args.show_source))
+        if args.show_fixes:
+            out.write(_fixes_listing(results, would=show_diff))
     finally:
         close()
     fixed = sum(r.fixed for r in results if not r.error)
@@ -525,17 +607,34 @@ def _fix(
         return EXIT_ERROR
     if show_diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
-    if changed and args.exit_non_zero_on_fix:
+    if changed and getattr(args, "exit_non_zero_on_fix", False):
         return EXIT_FINDINGS
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
-def _rule(code: str | None, stdout: TextIO, stderr: TextIO) -> int:
-    from .rules import rule_documentation
+def _fixes_listing(results: list[FileResult], *, would: bool) -> str:
+    """``--show-fixes``: what was fixed, per file and code, as ruff lists it."""
+    fixed = [r for r in results if r.fixed_findings and not r.error]
+    total = sum(len(r.fixed_findings) for r in fixed)
+    if not total:
+        return ""
+    lines = [f"{'Would fix' if would else 'Fixed'} {total} finding{'s' * (total != 1)}:"]
+    for result in fixed:
+        lines.append(f"- {result.path}:")
+        counts = Counter(f.code for f in result.fixed_findings)
+        lines.extend(f"    {count} × {code}" for code, count in sorted(counts.items()))
+    return "\n".join(lines) + "\n"
 
+
+def _rule(code: str | None, stdout: TextIO, stderr: TextIO, *, every: bool = False) -> int:
+    from .rules import SUMMARIES, rule_documentation
+
+    if every:
+        stdout.write("\n".join(rule_documentation(known) or "" for known in SUMMARIES))
+        return EXIT_CLEAN
     if code is None:
-        for rule in RULES:
-            stdout.write(f"{rule.code}  {rule.summary}\n")
+        for known, summary_text in SUMMARIES.items():
+            stdout.write(f"{known}  {summary_text}\n")
         return EXIT_CLEAN
     text = rule_documentation(code.upper())
     if text is None:

@@ -85,6 +85,9 @@ class Overrides:
     unsafe_fixes: bool | None = None
     force_exclude: bool | None = None
     respect_gitignore: bool | None = None
+    # ``--per-file-ignores`` replaces the file's table, ``--extend-per-file-ignores`` adds to it.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,8 @@ def matches(path: Path, patterns: Iterable[str], root: Path, *, folders_above: b
     else:
         relative = PurePath(os.path.relpath(absolute, base)).as_posix()
         parts = relative.split("/")
-        candidates = {relative, parts[-1]}
+        # The absolute path too: patterns given on the command line are made absolute.
+        candidates = {relative, parts[-1], PurePath(absolute).as_posix()}
         if folders_above:
             candidates.update(parts)
             candidates.update("/".join(parts[: i + 1]) for i in range(len(parts)))
@@ -161,17 +165,41 @@ def matches(path: Path, patterns: Iterable[str], root: Path, *, folders_above: b
 
 def check_selectors(codes: Iterable[str], where: str) -> tuple[str, ...]:
     """Codes and prefixes, upper-cased as flake8 writes them; an unknown one is an error
-    (``JX999`` would otherwise quietly select nothing)."""
+    (``JX999`` would otherwise quietly select nothing). ``ALL``, ruff's word for every rule,
+    is the prefix they all share."""
     checked = []
     for code in codes:
         code = code.strip().upper()
         if not code:
             continue
+        if code == "ALL":  # ruff's name for every rule
+            code = "JC"
         if not any(known.startswith(code) for known in CODES):
             known = ", ".join(CODES)
             raise ConfigError(f"{where}: unknown rule selector '{code}' (known: {known})")
         checked.append(code)
     return tuple(checked)
+
+
+def per_file_ignores_flag(value: str, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``--per-file-ignores``, as flake8 and ruff spell it: ``pattern:codes`` groups separated
+    by spaces or commas, codes separated by commas (``tests/*:JC103,JC104 __init__.py:JC1``).
+    A pattern with a folder in it is relative to the current folder, as on ruff's command line;
+    a bare file name matches that name anywhere."""
+    table: list[tuple[str, list[str]]] = []
+    for token in (t for t in value.replace(",", " ").split() if t):
+        pattern, colon, code = token.rpartition(":")
+        if colon:
+            if not pattern:
+                raise ConfigError(f"{where}: '{token}' has no file pattern before the colon")
+            if "/" in pattern or os.sep in pattern:
+                pattern = PurePath(os.path.abspath(pattern)).as_posix()
+            table.append((pattern, []))
+        elif not table:
+            raise ConfigError(f"{where}: '{token}' comes before any 'pattern:codes'")
+        if code:
+            table[-1][1].append(code)
+    return tuple((pattern, check_selectors(codes, where)) for pattern, codes in table)
 
 
 def _as_list(value: Any, where: str, key: str) -> tuple[str, ...]:
@@ -277,7 +305,10 @@ class ConfigCache:
         self._by_folder: dict[Path, Resolved] = {}
 
     def for_path(self, path: Path) -> Resolved:
-        folder = path.resolve()
+        try:
+            folder = path.resolve()
+        except (OSError, RuntimeError):  # a symbolic link loop: its folder decides
+            folder = Path(os.path.abspath(path))
         if not folder.is_dir():
             folder = folder.parent
         resolved = self._by_folder.get(folder)
@@ -310,7 +341,10 @@ def resolve(config: FileConfig, overrides: Overrides = Overrides()) -> Resolved:
         settings=settings,
         root=config.root,
         exclude=tuple(exclude),
-        per_file_ignores=config.per_file_ignores,
+        per_file_ignores=(
+            *pick(overrides.per_file_ignores, config.per_file_ignores, ()),
+            *overrides.extend_per_file_ignores,
+        ),
         force_exclude=pick(overrides.force_exclude, config.force_exclude, False),
         respect_gitignore=pick(overrides.respect_gitignore, config.respect_gitignore, True),
         config_path=config.path,
@@ -329,6 +363,14 @@ def overrides_from(values: Mapping[str, Any]) -> Overrides:
             value = tuple(str(v) for v in value)
             if name in ("select", "extend_select", "ignore", "extend_ignore"):
                 value = check_selectors(value, "editor settings")
+        elif name in ("per_file_ignores", "extend_per_file_ignores"):
+            if not isinstance(value, dict):
+                continue
+            value = tuple(
+                (str(pattern), check_selectors(_as_list(codes, "editor settings", key),
+                                               "editor settings"))
+                for pattern, codes in value.items()
+            )  # fmt: skip
         kwargs[name] = value
     return Overrides(**kwargs)
 

@@ -17,7 +17,7 @@ from .analysis.pipeline import ModuleAnalysis, analyse
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Finding, Fix
 from .fix.plan import FixPlanner, FunctionFix, NoFix
-from .noqa import is_suppressed
+from .noqa import EVERY_CODE, file_exemption, is_suppressed
 from .positions import SourceLines
 from .rules import ANALYSIS_FAILED, RULES
 from .settings import Settings
@@ -125,6 +125,9 @@ def _analyse_selected(
     """
     if not may_compile(source, settings.compile_functions):
         return None
+    exempt = file_exemption(source) if honour_noqa else frozenset()
+    if exempt == EVERY_CODE:
+        return None
     lines = SourceLines(source)
     with _paused_gc():
         if tree is None:
@@ -146,7 +149,9 @@ def _analyse_selected(
         finding = _to_characters(finding, lines)
         if not settings.is_selected(finding.code):
             continue
-        if honour_noqa and is_suppressed(finding, lines.lines):
+        if honour_noqa and (
+            finding.code.startswith(tuple(exempt)) or is_suppressed(finding, lines.lines)
+        ):
             continue
         kept.append(finding)
         if plan is not None:

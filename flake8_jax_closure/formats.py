@@ -10,22 +10,35 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Applicability, Finding
-from .rules import ANALYSIS_FAILED, RULES
+from .rules import ANALYSIS_FAILED, NAMES, RULES
 
 FORMATS = ("text", "json", "github", "sarif")
 INFORMATION_URI = "https://github.com/flake8-jax-closure/flake8-jax-closure"
 SYNTAX_ERROR = "E999"  # flake8's code for a file that does not parse
+READ_ERROR = "E902"  # flake8's and ruff's code for a file that cannot be read
+_ERRORS = (ANALYSIS_FAILED, SYNTAX_ERROR, READ_ERROR)
+_ENTRY_NAMES = {SYNTAX_ERROR: "syntax-error", READ_ERROR: "io-error"}
 
 
 @dataclass(frozen=True)
 class FileReport:
-    """What one file gets reported for: findings, or Python's syntax error."""
+    """What one file gets reported for: findings, Python's syntax error, or why it could not be
+    read (missing, unreadable, binary, undecodable)."""
 
     path: str
     findings: Sequence[Finding] = ()
     syntax_error: tuple[str, int, int] | None = None  # message, line, column (1-based)
+    error: str | None = None  # without the path
+    unsafe_fixes: bool = False  # unsafe fixes are applied here: marked fixable, as safe ones
+
+    def applies(self, finding: Finding) -> bool:
+        """Whether ``fix`` (with this file's settings) applies the finding's fix."""
+        fix = finding.fix
+        return fix is not None and (fix.applicability is Applicability.SAFE or self.unsafe_fixes)
 
     def entries(self) -> list[Finding]:
+        if self.error is not None:
+            return [Finding(READ_ERROR, self.error, line=1, column=0, end_line=1, end_column=0)]
         if self.syntax_error is None:
             return list(self.findings)
         message, line, column = self.syntax_error
@@ -50,13 +63,13 @@ def render(reports: Sequence[FileReport], output_format: str, show_source: bool 
         return "".join(_github(r.path, f) for r in reports for f in r.entries())
     if output_format == "sarif":
         return json.dumps(sarif(reports), indent=2) + "\n"
-    # Text: syntax errors are printed with the other errors, on stderr.
-    return "".join(_text(r.path, f, show_source) for r in reports for f in r.findings)
+    # Text: syntax errors and files that cannot be read are printed as errors, on stderr.
+    return "".join(_text(r.path, f, show_source, r.applies(f)) for r in reports for f in r.findings)
 
 
-def _text(path: str, finding: Finding, show_source: bool) -> str:
+def _text(path: str, finding: Finding, show_source: bool, applies: bool) -> str:
     fix = finding.fix
-    marker = " [*]" if fix is not None and fix.applicability is Applicability.SAFE else ""
+    marker = " [*]" if applies else ""
     where = f"{path}:{finding.line}:{finding.column + 1}"
     out = [f"{where}: {finding.code}{marker} {finding.message}\n"]
     if show_source:
@@ -84,25 +97,48 @@ def _source(path: str, finding: Finding) -> str:
 def summary(reports: Sequence[FileReport], failed: bool = False) -> str:
     """``Found 3 findings (2 fixable with `fix`, 1 with `--unsafe-fixes`).``, or ``All checks
     passed!`` when nothing was found and nothing failed."""
-    findings = [f for r in reports for f in r.findings]
+    findings = [(r, f) for r in reports for f in r.findings]
     if not findings:
         clean = not failed and not any(r.syntax_error for r in reports)
         return "All checks passed!\n" if clean else ""
-    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
-    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    applied = [f for r, f in findings if r.applies(f)]
+    hidden = sum(1 for r, f in findings if f.fix is not None and not r.applies(f))
     count = len(findings)
     parts = []
-    if safe:
-        parts.append(f"{safe} fixable with `flake8-jax-closure fix`")
-    if unsafe:
-        parts.append(f"{unsafe} with `--unsafe-fixes`")
+    if applied:
+        unsafe = any(f.fix and f.fix.applicability is Applicability.UNSAFE for f in applied)
+        command = "flake8-jax-closure fix" + (" --unsafe-fixes" if unsafe else "")
+        parts.append(f"{len(applied)} fixable with `{command}`")
+    if hidden:
+        parts.append(f"{hidden} with `--unsafe-fixes`")
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"Found {count} finding{'s' * (count != 1)}{detail}.\n"
 
 
-def statistics(reports: Sequence[FileReport]) -> str:
-    counts = Counter(f.code for r in reports for f in r.findings)
-    return "".join(f"{count:<5} {code}\n" for code, count in sorted(counts.items()))
+def statistics(reports: Sequence[FileReport], output_format: str = "text") -> str:
+    """A count per code, as ruff's ``--statistics`` prints it: the count, the code, ``[*]`` when
+    a finding of it is fixable, and the rule's name; a list of objects in JSON."""
+    counts: Counter[str] = Counter()
+    fixable: set[str] = set()
+    for report in reports:
+        for finding in report.entries():
+            counts[finding.code] += 1
+            if report.applies(finding):
+                fixable.add(finding.code)
+    rows = sorted(counts.items())
+    if output_format == "json":
+        table = [
+            {"code": code, "name": NAMES.get(code, code), "count": count,
+             "fixable": code in fixable}
+            for code, count in rows
+        ]  # fmt: skip
+        return json.dumps(table, indent=2) + "\n"
+    width = max((len(str(count)) for _, count in rows), default=1)
+    return "".join(
+        f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} "
+        f"{NAMES.get(code, _ENTRY_NAMES.get(code, code))}\n"
+        for code, count in rows
+    )
 
 
 def _as_json(path: str, finding: Finding) -> dict[str, Any]:
@@ -144,7 +180,7 @@ def _escape_property(text: str) -> str:
 
 
 def _github(path: str, finding: Finding) -> str:
-    level = "error" if finding.code in (ANALYSIS_FAILED, SYNTAX_ERROR) else "warning"
+    level = "error" if finding.code in _ERRORS else "warning"
     return (
         f"::{level} file={_escape_property(path)},line={finding.line},col={finding.column + 1},"
         f"endLine={finding.end_line},endColumn={finding.end_column + 1},"
@@ -171,6 +207,13 @@ def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
             "shortDescription": {"text": "the file does not parse"},
         }
     )
+    rules.append(
+        {
+            "id": READ_ERROR,
+            "name": READ_ERROR,
+            "shortDescription": {"text": "the file cannot be read as Python source"},
+        }
+    )
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -194,7 +237,7 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
     location = {"uri": path.replace("\\", "/")}
     result: dict[str, Any] = {
         "ruleId": finding.code,
-        "level": "error" if finding.code in (ANALYSIS_FAILED, SYNTAX_ERROR) else "warning",
+        "level": "error" if finding.code in _ERRORS else "warning",
         "message": {"text": finding.text},
         "locations": [
             {

@@ -5,7 +5,9 @@ outdated version is dropped) and save, computed without edits (no libcst). Code 
 computed when asked, for the requested range only: a quick fix per fixable finding, an "ignore
 with ``# noqa``" action, and a ``source.fixAll.flake8-jax-closure`` action. Hover explains a
 finding. Diagnostics point at the line where the value changes (related information) and link
-to the rule's documentation. Columns are UTF-16 code units, as the protocol counts them.
+to the rule's page, where one is at hand (``docs/rules`` of the checkout the server runs from:
+the project has no web site, and a link must lead somewhere). Columns are UTF-16 code units, as
+the protocol counts them.
 
 Settings (initialization options or ``workspace/didChangeConfiguration``, at the top level or
 under ``flake8-jax-closure``) use the configuration's key names (``unsafeFixes`` or
@@ -28,10 +30,9 @@ from . import __version__
 from .config import ConfigCache, ConfigError, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import SourceSyntaxError, check_source, fix_source
-from .formats import INFORMATION_URI
 from .noqa import noqa_comment
 from .positions import SourceLines
-from .rules import RULES
+from .rules import SUMMARIES
 from .settings import Settings
 
 SOURCE = "flake8-jax-closure"
@@ -39,11 +40,14 @@ FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 # Keystrokes closer than this are analysed once, for the last text; a pause longer than it
 # (a person reading) gets diagnostics within the budget of 100 ms.
 DEBOUNCE_SECONDS = 0.03
-_SUMMARIES = {rule.code: rule.summary for rule in RULES}
+_RULE_PAGES = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
 
-def rule_url(code: str) -> str:
-    return f"{INFORMATION_URI}/blob/main/docs/rules/{code}.md"
+def rule_url(code: str) -> str | None:
+    """The rule's page as a file link; None when the server runs from an installation without
+    the pages (``flake8-jax-closure rule CODE`` prints the same text)."""
+    page = _RULE_PAGES / f"{code}.md"
+    return page.as_uri() if page.is_file() else None
 
 
 class JaxClosureServer(LanguageServer):
@@ -193,12 +197,16 @@ def hover(ls: JaxClosureServer, params: types.HoverParams) -> types.Hover | None
 
 
 def _hover_text(finding: Finding) -> str:
-    parts = [f"**{finding.code}** {finding.message}", "", _SUMMARIES.get(finding.code, "")]
+    parts = [f"**{finding.code}** {finding.message}", "", SUMMARIES.get(finding.code, "")]
     if finding.fix is not None:
         parts.append(f"\nFix ({finding.fix.applicability.value}): {finding.fix.description}")
     elif finding.no_fix_reason:
         parts.append(f"\nNo fix: {finding.no_fix_reason}")
-    parts.append(f"\n[{finding.code} documentation]({rule_url(finding.code)})")
+    url = rule_url(finding.code)
+    if url is not None:
+        parts.append(f"\n[{finding.code} documentation]({url})")
+    else:
+        parts.append(f"\nDocumentation: `flake8-jax-closure rule {finding.code}`")
     return "\n".join(parts)
 
 
@@ -313,6 +321,7 @@ def _diagnostic(finding: Finding, uri: str, lines: SourceLines) -> types.Diagnos
                 message=f"'{finding.name}' changes here",
             )
         ]
+    url = rule_url(finding.code)
     message = finding.message
     if finding.fix is None and finding.no_fix_reason:
         message = f"{message} (no fix: {finding.no_fix_reason})"
@@ -321,7 +330,7 @@ def _diagnostic(finding: Finding, uri: str, lines: SourceLines) -> types.Diagnos
         message=message,
         severity=types.DiagnosticSeverity.Warning,
         code=finding.code,
-        code_description=types.CodeDescription(href=rule_url(finding.code)),
+        code_description=None if url is None else types.CodeDescription(href=url),
         source=SOURCE,
         related_information=related,
     )

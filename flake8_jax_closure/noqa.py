@@ -3,6 +3,9 @@ and the language server (flake8 applies ``# noqa`` itself; the plugin never filt
 
 flake8 finds the comment case-insensitively (``# NOQA``), but compares the codes after the colon
 as written: ``# noqa: jc102`` names no code flake8 reports, so it hides nothing, there or here.
+
+A comment line of its own ``# flake8: noqa`` or ``# ruff: noqa`` exempts the whole file, as in
+flake8 and ruff; with codes (``# ruff: noqa: JC102``) it exempts those codes, as in ruff.
 """
 
 from __future__ import annotations
@@ -14,6 +17,24 @@ from .diagnostics import Finding
 # flake8's ``defaults.NOQA_INLINE_REGEXP``: a bare comment, or one with codes after a colon.
 _NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _SEPARATORS = re.compile(r"[,\s]")
+# ruff's file-level exemption (flake8's ``NOQA_FILE`` without codes).
+_FILE_NOQA = re.compile(
+    r"^[ \t]*#[ \t]*(?:flake8|ruff)[:=][ \t]*noqa"
+    r"(?:[ \t]*:[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?[ \t]*(?:#|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+EVERY_CODE = frozenset({""})  # a prefix of every code
+
+
+def file_exemption(source: str) -> frozenset[str]:
+    """Codes (and prefixes) exempted for the whole file; ``EVERY_CODE`` for all of them."""
+    exempt: set[str] = set()
+    for match in _FILE_NOQA.finditer(source):
+        codes = match.group("codes")
+        if codes is None:
+            return EVERY_CODE
+        exempt.update(code.strip().upper() for code in codes.split(","))
+    return frozenset(exempt)
 
 
 def is_suppressed(finding: Finding, lines: list[str]) -> bool:

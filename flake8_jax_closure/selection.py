@@ -10,6 +10,7 @@ so its rules hold exactly; without git or outside a work tree nothing is ignored
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,8 @@ def select_files(paths: Iterable[str], configs: ConfigCache) -> tuple[list[Selec
         if os.path.isdir(path):
             for file in _walk(path, configs):
                 walked.append(file)
+        elif os.path.islink(path) and _is_link_loop(path):
+            errors.append(f"{path}: cannot read: symbolic link loop")
         elif os.path.exists(path) or os.path.islink(path):
             resolved = configs.for_path(Path(path))
             if resolved.force_exclude and resolved.is_excluded(Path(path)):
@@ -63,6 +66,14 @@ def select_files(paths: Iterable[str], configs: ConfigCache) -> tuple[list[Selec
         seen.add(key)
         selected.append(item)
     return selected, errors
+
+
+def _is_link_loop(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def _walk(root: str, configs: ConfigCache) -> Iterator[Selected]:

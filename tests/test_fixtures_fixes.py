@@ -58,6 +58,7 @@ def test_negative_fixtures_are_left_byte_for_byte() -> None:
             assert result.source == fixture.source, fixture.name
 
 
+@pytest.mark.slow
 def test_fixed_output_does_not_depend_on_hash_seed() -> None:
     """Regression: lifts of equally long paths were ordered by set iteration (hash seed)."""
     import os

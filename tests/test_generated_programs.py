@@ -65,6 +65,7 @@ def _engine_lines(paths: dict[str, Path]) -> set[str]:
     }
 
 
+@pytest.mark.slow
 def test_flake8_reports_what_the_engine_reports(written: dict[str, Path]) -> None:
     folder = next(iter(written.values())).parent
     completed = subprocess.run(
@@ -76,6 +77,7 @@ def test_flake8_reports_what_the_engine_reports(written: dict[str, Path]) -> Non
     assert set(completed.stdout.splitlines()) == _engine_lines(written)
 
 
+@pytest.mark.slow
 def test_the_language_server_reports_what_the_engine_reports(written: dict[str, Path]) -> None:
     pytest.importorskip("pygls")
     from lsp_session import diagnostics_of
@@ -91,6 +93,7 @@ def test_the_language_server_reports_what_the_engine_reports(written: dict[str, 
     assert lines == _engine_lines(written)
 
 
+@pytest.mark.slow
 @pytest.mark.jax
 def test_originals_are_stale_and_fixed_programs_follow_the_change(
     written: dict[str, Path], tmp_path: Path

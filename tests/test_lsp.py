@@ -100,6 +100,7 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
     assert list(result["changed"].diagnostics) == []
 
 
+@pytest.mark.slow
 def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
     unsafe_source = (FIXTURES / "verify_regression.py").read_text(encoding="utf-8")
     uri = (tmp_path / "m.py").as_uri()

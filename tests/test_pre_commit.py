@@ -1,8 +1,11 @@
-"""The hooks in .pre-commit-hooks.yaml, through the real pre-commit against this checkout."""
+"""The hooks in .pre-commit-hooks.yaml: their command lines, run in this process, and (slow)
+the real pre-commit against this checkout."""
 
 from __future__ import annotations
 
+import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -10,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from fixture_support import FIXTURES, ROOT
+
+from flake8_jax_closure.cli import main
 
 if shutil.which("git") is None:
     pytest.skip("git is not installed", allow_module_level=True)
@@ -38,6 +43,41 @@ def _try_repo(hook: str, cwd: Path, env: dict[str, str]) -> subprocess.Completed
     )
 
 
+def _hooks() -> dict[str, list[str]]:
+    import yaml  # a dependency of pre-commit
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    return {hook["id"]: shlex.split(hook["entry"]) + hook.get("args", []) for hook in hooks}
+
+
+def test_hook_entries_check_then_fix_then_pass(tmp_path: Path) -> None:
+    """The hooks' command lines, as pre-commit runs them on the files it names (quick: in this
+    process; the real pre-commit runs below, among the slow tests)."""
+    hooks = _hooks()
+    assert sorted(hooks) == ["flake8-jax-closure", "flake8-jax-closure-fix"]
+    seed = tmp_path / "seed.py"
+    shutil.copy(FIXTURES / "seed.py", seed)
+    (tmp_path / "vendored.py").write_text(seed.read_text())
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.flake8-jax-closure]\nextend-exclude = ["vendored.py"]\n'
+    )
+
+    def hook(name: str) -> tuple[int, str]:
+        program, *argv = hooks[name]
+        assert program == "flake8-jax-closure"
+        out, err = io.StringIO(), io.StringIO()
+        code = main([*argv, str(seed), str(tmp_path / "vendored.py")], stdout=out, stderr=err)
+        return code, out.getvalue() + err.getvalue()
+
+    code, output = hook("flake8-jax-closure")
+    assert code == 1 and f"{seed}:39:16: JC101 [*] 'jitted_mult'" in output
+    assert "vendored.py" not in output  # --force-exclude: exclude holds for named files
+    assert hook("flake8-jax-closure-fix")[0] == 1  # changed a file: pre-commit must fail
+    assert seed.read_text() == (FIXTURES / "seed.fixed.py").read_text()
+    assert hook("flake8-jax-closure") == (0, "All checks passed!\n")
+
+
+@pytest.mark.slow
 def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -61,6 +101,7 @@ def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+@pytest.mark.slow
 def test_hooks_honour_exclude_for_the_files_pre_commit_names(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "vendored").mkdir(parents=True)

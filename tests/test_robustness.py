@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import os
 import random
 import subprocess
 import sys
@@ -17,8 +18,8 @@ from flake8_jax_closure.engine import SourceSyntaxError, check_source, fix_sourc
 from flake8_jax_closure.settings import Settings
 
 hypothesis = pytest.importorskip("hypothesis")
-hypothesmith = pytest.importorskip("hypothesmith")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 # Generated programs are compiled to check they are valid; their own oddities warn.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -86,14 +87,27 @@ def _sound_if_it_compiles(program: str) -> None:
     assert_sound(PRELUDE + program)
 
 
+def _hypothesmith(strategy: str) -> st.SearchStrategy[str]:
+    """Built when the test first draws: hypothesmith takes seconds to import and to build its
+    grammar, which collection (also of a run that leaves these tests out) should not pay."""
+
+    def build() -> st.SearchStrategy[str]:
+        hypothesmith = pytest.importorskip("hypothesmith")
+        return getattr(hypothesmith, strategy)()  # type: ignore[no-any-return]
+
+    return st.deferred(build)
+
+
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(_hypothesmith("from_grammar"))
 def test_generated_programs_from_the_grammar(program: str) -> None:
     _sound_if_it_compiles(program)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_node())
+@given(_hypothesmith("from_node"))
 def test_generated_programs_from_libcst_nodes(program: str) -> None:
     _sound_if_it_compiles(program)
 
@@ -118,6 +132,7 @@ def _mutations(source: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fixture", [f for f in fixtures() if "negative" not in f.name], ids=lambda f: f.name
 )
@@ -159,11 +174,54 @@ def test_bad_files_get_one_line_and_exit_2(tmp_path: Path, content: bytes, messa
         assert path.read_bytes() == content
 
 
+def test_bad_files_are_e902_entries_in_json_github_and_sarif(tmp_path: Path) -> None:
+    """Like a syntax error's E999: a report that is only read by a machine shows them too."""
+    import json
+
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01jit\x00")
+    (tmp_path / "latin.py").write_bytes(b"import jax\nx = '\xff'\n")
+    missing = tmp_path / "missing.py"
+    paths = [str(tmp_path / "binary.py"), str(tmp_path / "latin.py"), str(missing)]
+    expected = [
+        (paths[2], "no such file or directory"),
+        (paths[0], "binary content (NUL bytes), not Python source"),
+        (paths[1], "cannot decode: 'utf-8' codec can't decode byte 0xff in position 16: "
+         "invalid start byte"),
+    ]  # fmt: skip
+    for command in ("check", "fix"):
+        code, out, err = run(command, "--format", "json", *paths)
+        entries = json.loads(out if command == "check" else out or err.split("\n", 3)[-1])
+        assert code == 2
+        assert [(e["filename"], e["message"]) for e in entries] == expected
+        assert {(e["code"], e["line"], e["column"], e["fix"]) for e in entries} == {
+            ("E902", 1, 1, None)
+        }
+    github = run("check", "--format", "github", *paths)[1].splitlines()
+    assert len(github) == 3 and all(line.startswith("::error file=") for line in github)
+    results = json.loads(run("check", "--format", "sarif", *paths)[1])["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("E902", "error")] * 3
+
+
 def test_unreadable_paths_exit_2(tmp_path: Path) -> None:
     (tmp_path / "dangling.py").symlink_to(tmp_path / "nowhere.py")
     (tmp_path / "folder.py").mkdir()
     code, _, err = run("check", str(tmp_path / "dangling.py"), str(tmp_path / "folder.py" / "x.py"))
     assert code == 2 and "cannot read" in err and "no such file" in err
+
+
+@pytest.mark.parametrize("command", ["check", "fix", "diff"])
+def test_a_symlink_loop_named_on_the_command_line_is_one_line(tmp_path: Path, command: str) -> None:
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    (tmp_path / "self.py").symlink_to(tmp_path / "self.py")
+    code, out, err = run(command, str(tmp_path / "a.py"), str(tmp_path / "self.py"))
+    assert code == 2 and "internal error" not in err and "Traceback" not in err
+    assert err.splitlines()[:2] == [
+        f"{tmp_path / 'a.py'}: cannot read: symbolic link loop",
+        f"{tmp_path / 'self.py'}: cannot read: symbolic link loop",
+    ]
+    assert len(err.splitlines()) == (2 if command == "check" else 3)  # fix: its summary
+    assert os.path.islink(tmp_path / "a.py") and os.path.islink(tmp_path / "self.py")
 
 
 def test_symlink_loops_do_not_trap_the_walk(tmp_path: Path) -> None:
@@ -302,6 +360,7 @@ def test_lazy_and_eager_analysis_agree_on_installed_packages() -> None:
     assert compared > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.jax
 def test_verify_runs_code_only_in_a_subprocess_in_a_temporary_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -38,7 +39,16 @@ def test_sarif_with_findings_and_fixes_is_valid(validator: jsonschema.Draft4Vali
     assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 0
     assert any("fixes" in r for r in results) and any("fixes" not in r for r in results)
     rule_ids = [rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
-    assert rule_ids == ["JC101", "JC102", "JC103", "JC104", "JC900", "E999"]
+    assert rule_ids == ["JC101", "JC102", "JC103", "JC104", "JC900", "E999", "E902"]
+
+
+def test_sarif_with_unreadable_files_is_valid(
+    validator: jsonschema.Draft4Validator, tmp_path: Path
+) -> None:
+    (tmp_path / "binary.py").write_bytes(b"\x00jit")
+    log = sarif_of(str(tmp_path / "binary.py"), str(tmp_path / "missing.py"))
+    assert [e.message for e in validator.iter_errors(log)] == []
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["E902", "E902"]
 
 
 def test_empty_sarif_is_valid(validator: jsonschema.Draft4Validator) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import shutil
@@ -14,7 +15,8 @@ from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
 
-pytest.importorskip("jax")
+if importlib.util.find_spec("jax") is None:  # found, not imported: collection stays quick
+    pytest.skip("jax is not installed", allow_module_level=True)
 pytestmark = pytest.mark.jax
 
 
@@ -24,6 +26,7 @@ def verify(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_readme_shows_the_real_report_on_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     root = FIXTURES.parent
     monkeypatch.chdir(root)
@@ -58,6 +61,7 @@ def test_seed_is_confirmed_with_stale_and_alternating_outputs() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_unchanged_fixed_output_is_reported_as_unchanged(tmp_path: Path) -> None:
     """Outputs are compared whole: equal sums of different arrays are different outputs."""
     program = tmp_path / "same_sum.py"
@@ -74,6 +78,7 @@ def test_unchanged_fixed_output_is_reported_as_unchanged(tmp_path: Path) -> None
     assert len(set(finding["fixed"]["output_digests"])) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fixture",
     ["verify_stacked_transforms.py", "JC102_fix_call_forms.py", "JC102_fix_recursion.py"],
@@ -89,6 +94,7 @@ def test_forms_the_instrumentation_must_follow(fixture: str) -> None:
     assert report["findings"] and code == 0 and err == ""
 
 
+@pytest.mark.slow
 def test_json_report_has_a_verdict_per_finding() -> None:
     code, out, _ = verify("--format", "json", str(FIXTURES / "JC102_runnable_learning_rate.py"))
     report = json.loads(out)
@@ -102,6 +108,7 @@ def test_json_report_has_a_verdict_per_finding() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fixture, options, expected",
     [
@@ -117,12 +124,14 @@ def test_each_verdict(fixture: str, options: tuple[str, ...], expected: list[str
     assert verify(*options, str(FIXTURES / fixture))[0] == 1
 
 
+@pytest.mark.slow
 def test_regression_names_the_failure() -> None:
     _, out, _ = verify("--unsafe-fixes", str(FIXTURES / "verify_regression.py"))
     assert "fixed program error: TypeError: " in out and "(line 15)" in out
     assert "the compiled call raised in 1 of 1 calls" in out
 
 
+@pytest.mark.slow
 def test_write_only_after_confirmation(tmp_path: Path) -> None:
     confirmed = tmp_path / "lr.py"
     shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", confirmed)
@@ -144,6 +153,7 @@ def _without_main(tmp_path: Path) -> Path:
     return program
 
 
+@pytest.mark.slow
 def test_entry_point_function(tmp_path: Path) -> None:
     program = _without_main(tmp_path)
     assert verdicts(program, "--entry", "train:run") == ["confirmed"]
@@ -153,6 +163,7 @@ def test_entry_point_function(tmp_path: Path) -> None:
     assert code == 1 and err == ""
 
 
+@pytest.mark.slow
 def test_a_file_without_main_gets_a_hint(tmp_path: Path) -> None:
     code, out, _ = verify(str(_without_main(tmp_path)))
     assert code == 1
@@ -164,6 +175,7 @@ def test_a_file_without_main_gets_a_hint(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_method_compiled_as_bound_method_is_seen_called(tmp_path: Path) -> None:
     program = tmp_path / "trainer.py"
     program.write_text(
@@ -178,6 +190,7 @@ def test_method_compiled_as_bound_method_is_seen_called(tmp_path: Path) -> None:
     assert "  original: compiled differs from eager in 1 of 2 calls" in out
 
 
+@pytest.mark.slow
 def test_pytest_selection(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", tmp_path / "lr.py")
     (tmp_path / "test_lr.py").write_text(
@@ -200,6 +213,7 @@ def test_pytest_selection(tmp_path: Path) -> None:
     assert code == 0
 
 
+@pytest.mark.slow
 def test_pytest_paths_are_relative_to_where_verify_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +230,7 @@ def test_pytest_paths_are_relative_to_where_verify_runs(
     assert not (tmp_path / ".pytest_cache").exists()  # verify writes nothing into the project
 
 
+@pytest.mark.slow
 def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path: Path) -> None:
     source = (FIXTURES / "verify_not_exercised.py").read_text()
     crash = tmp_path / "crash.py"
@@ -241,6 +256,7 @@ def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path:
     assert "the program needs 'not_a_real_module_xyz', which is not installed" in out
 
 
+@pytest.mark.slow
 def test_a_platform_jax_cannot_use_is_one_line_and_exit_2() -> None:
     code, out, err = verify("--platform", "gpu", str(FIXTURES / "seed.py"))
     assert code == 2 and out == ""
@@ -248,6 +264,7 @@ def test_a_platform_jax_cannot_use_is_one_line_and_exit_2() -> None:
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_require_accelerator_fails_on_cpu() -> None:
     code, _, err = verify("--platform", "cpu", "--require-accelerator", str(FIXTURES / "seed.py"))
     assert code == 2 and "an accelerator is required, but JAX runs on cpu" in err
@@ -296,9 +313,14 @@ def _pytest(folder: Path, *options: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_pytest_plugin_is_off_by_default_and_fails_stale_tests(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_pytest_plugin_is_off_by_default(tmp_path: Path) -> None:
     (tmp_path / "test_model.py").write_text(PLUGIN_TEST)
     assert _pytest(tmp_path).returncode == 0
+
+
+def test_pytest_plugin_fails_stale_tests(tmp_path: Path) -> None:
+    (tmp_path / "test_model.py").write_text(PLUGIN_TEST)
     completed = _pytest(tmp_path, "--jax-stale-check")
     assert completed.returncode == 1
     assert "1 failed, 1 passed" in completed.stdout
@@ -309,6 +331,7 @@ def test_pytest_plugin_is_off_by_default_and_fails_stale_tests(tmp_path: Path) -
     assert "it reads 'SCALE'" in completed.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["JC104_runnable_faq.py", "JC104_runnable_closure.py"])
 def test_jc104_fixes_are_confirmed(fixture: str) -> None:
     options = ("--unsafe-fixes",) if fixture == "JC104_runnable_faq.py" else ()

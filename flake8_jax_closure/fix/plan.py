@@ -38,6 +38,9 @@ STATIC_BY_ITSELF = frozenset({"equinox.filter_jit"})
 _COMPILED_ATTRIBUTES = frozenset(
     {"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__", "_fun"}
 )
+# Of those, the ones called with the compiled function's arguments; called without any, they
+# are other objects' methods (``str.lower()``, an array's ``trace()``).
+_CALLED_WITH_ARGUMENTS = frozenset({"lower", "trace", "eval_shape"})
 # Callables whose arguments must be concrete Python values under tracing.
 _CONCRETE_CALLEES = frozenset(
     {
@@ -141,6 +144,8 @@ class FixPlanner:
             self._sites_of.setdefault(id(site.function), []).append(site)
         self.judge = ValueJudge(facts)
         self._taken: set[tuple[int, str]] = set()
+        self._compiled_api_use: str | None = None
+        self._compiled_api_searched = False
 
     def plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
         """The fix for one compiled function and all its stale captures.
@@ -234,6 +239,14 @@ class FixPlanner:
                 fix.unsafe_reasons.append(
                     f"'{name}' is used through attributes of the compiled object "
                     "(.lower, .trace, ...)"
+                )
+                break
+        else:
+            use = self._module_compiled_api_use()
+            if use is not None:
+                fix.unsafe_reasons.append(
+                    f"the module calls {use}, perhaps on a compiled object reached through "
+                    "another name; the wrapper lacks the compiled object's attributes"
                 )
 
     def _locate(self, fix: FunctionFix, site: CompiledFunction) -> SitePlan:
@@ -433,6 +446,42 @@ class FixPlanner:
             if isinstance(parent, ast.Attribute) and parent.attr in _COMPILED_ATTRIBUTES:
                 return True
         return False
+
+    def _module_compiled_api_use(self) -> str | None:
+        """The first call in the module of a compiled object's own API (``fn.lower(x)``,
+        ``fast.clear_cache()``) on something that is neither a module (``jnp.trace``) nor the
+        name of a compiled object (judged on its own): the value may be a compiled object
+        handed on or aliased, which the analysis does not follow. Looked for once per module."""
+        if not self._compiled_api_searched:
+            self._compiled_api_searched = True
+            facts = self.facts
+            compiled_names = {
+                (site.bound_name, id(facts.resolve(site.site_scope, site.bound_name)))
+                for site in self.all_sites
+                if site.bound_name
+            }
+            uses = []
+            for attribute in sorted(_COMPILED_ATTRIBUTES):
+                for ref in facts.attribute_refs(attribute):
+                    call = facts.parent(ref.node)
+                    if not ref.called or not isinstance(call, ast.Call) or ref.base is None:
+                        continue
+                    if attribute in _CALLED_WITH_ARGUMENTS and not (call.args or call.keywords):
+                        continue
+                    if isinstance(ref.base, (ast.Constant, ast.JoinedStr)):
+                        continue
+                    if facts.qualified_name(ref.scope, ref.base) is not None:
+                        continue  # an imported module's function
+                    base = ref.base
+                    if isinstance(base, ast.Name) and (
+                        (base.id, id(facts.resolve(ref.scope, base.id))) in compiled_names
+                    ):
+                        continue
+                    uses.append((ref.line, attribute))
+            if uses:
+                line, attribute = min(uses)
+                self._compiled_api_use = f"'.{attribute}()' (line {line})"
+        return self._compiled_api_use
 
     def _check_capture(self, capture: StaleCapture, sites: Sequence[CompiledFunction]) -> None:
         facts = self.facts

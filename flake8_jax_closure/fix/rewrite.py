@@ -223,7 +223,10 @@ class LiftTransformer(cst.CSTTransformer):
             fix, site, original_node.name.value, original_node.params, original_node.returns,
             _docstring(original_node),
         )  # fmt: skip
-        wrapper = wrapper.with_changes(decorators=updated_node.decorators[:above])
+        wrapper = wrapper.with_changes(
+            decorators=updated_node.decorators[:above],
+            type_parameters=original_node.type_parameters,  # the signature may name them
+        )
         self.wrappers.add(id(wrapper))
         return cst.FlattenSentinel([compiled_def, wrapper])
 
@@ -285,6 +288,10 @@ class LiftTransformer(cst.CSTTransformer):
         docstring = _docstring(function) if isinstance(function, cst.FunctionDef) else None
         assert site.bound_name is not None
         wrapper = self._wrapper(fix, site, site.bound_name, params, returns, docstring)
+        if isinstance(function, cst.FunctionDef):
+            # The signature copied may name the function's type parameters (PEP 695).
+            wrapper = wrapper.with_changes(type_parameters=function.type_parameters)
+            self.wrappers.add(id(wrapper))
         return cst.FlattenSentinel([updated_node.with_changes(body=[renamed]), wrapper])
 
     def _wrapper(

@@ -13,6 +13,7 @@ from . import (
     jc102_global_rebound,
     jc103_mutated_in_place,
     jc104_self_attribute,
+    jc900_analysis_failed,
 )
 
 if TYPE_CHECKING:
@@ -36,14 +37,22 @@ RULES: tuple[Rule, ...] = tuple(
     Rule(module.CODE, module.SUMMARY, module.check) for module in _MODULES
 )
 
-ANALYSIS_FAILED = "JC900"
+ANALYSIS_FAILED = jc900_analysis_failed.CODE
 CODES: tuple[str, ...] = (*(rule.code for rule in RULES), ANALYSIS_FAILED)
+# Every code the linter reports, with its documentation (JC900 is no rule of the analysis).
+_DOCUMENTED = (*_MODULES, jc900_analysis_failed)
+SUMMARIES: dict[str, str] = {module.CODE: module.SUMMARY for module in _DOCUMENTED}
+# Short names, as ruff gives its rules: the module's name without the code.
+NAMES: dict[str, str] = {
+    module.CODE: module.__name__.rsplit(".", 1)[1].split("_", 1)[1].replace("_", "-")
+    for module in _DOCUMENTED
+}
 
 
 def rule_documentation(code: str) -> str | None:
     """The rule's documentation, from its module: what it does, why it is bad, an example,
     what to use instead, and the safety of its fix."""
-    for module in _MODULES:
+    for module in _DOCUMENTED:
         if module.CODE == code:
             doc = inspect.getdoc(module) or ""
             title, _, body = doc.partition("\n")
