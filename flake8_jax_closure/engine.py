@@ -86,6 +86,7 @@ def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
                 groups.setdefault(id(capture.compiled.function), []).append((capture, found))
                 break
     planner = FixPlanner(module.facts, source, module.compiled)
+    planner.prepare(capture for group in groups.values() for capture, _ in group)
     analysis = Analysis(source.text, [])
     for group in groups.values():
         captures = [capture for capture, _ in group]

@@ -23,7 +23,7 @@ read of the variable inside the helper, on the compiled function's path as far a
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..analysis.captures import method_self_name
@@ -45,6 +45,7 @@ class HelperCall:
     call: ast.Call
     helper: Scope
     caller: Scope  # the compiled function, or a helper
+    scope: Scope  # where the call is (the caller, or a scope nested in it)
 
 
 @dataclass
@@ -56,19 +57,17 @@ class Chain:
     reads: dict[int, list[Read]] = field(default_factory=dict)
     calls: list[HelperCall] = field(default_factory=list)
 
-    def needs(self, helper: Scope, wanted: Callable[[Read], bool]) -> bool:
-        """Whether ``helper`` reads (itself or through the helpers it calls) a wanted read."""
-        seen: set[int] = set()
+    def below(self, helper: Scope) -> list[Scope]:
+        """``helper`` and the helpers on the value's way that it calls, directly or not."""
+        found: list[Scope] = []
         pending = [helper]
         while pending:
             current = pending.pop()
-            if id(current) in seen:
+            if any(current is seen for seen in found):
                 continue
-            seen.add(id(current))
-            if any(wanted(read) for read in self.reads.get(id(current), ())):
-                return True
+            found.append(current)
             pending.extend(c.helper for c in self.calls if c.caller is current)
-        return False
+        return found
 
 
 class HelperFinder:
@@ -91,7 +90,7 @@ class HelperFinder:
         pending = [(compiled, 1)]
         while pending:
             body, depth = pending.pop(0)
-            for helper, call, line in self._helpers_called(body, attribute):
+            for helper, call, line, scope in self._helpers_called(body, attribute):
                 if helper is not body and helper.is_within(body):
                     continue  # nested: its reads are the body's own
                 if helper is compiled:
@@ -99,7 +98,7 @@ class HelperFinder:
                 if call is None:
                     uncalled.append((body, helper, line))
                 else:
-                    calls.append(HelperCall(call, helper, body))
+                    calls.append(HelperCall(call, helper, body, scope))
                 if id(helper) not in found and depth <= HELPER_DEPTH:
                     found[id(helper)] = helper
                     reads[id(helper)] = list(self._own_reads(helper, owner, name, attribute))
@@ -148,9 +147,9 @@ class HelperFinder:
 
     def _helpers_called(
         self, body: Scope, attribute: str | None
-    ) -> Iterator[tuple[Scope, ast.Call | None, int]]:
-        """The helpers ``body`` refers to: each with the call (None where it is not called) and
-        the line."""
+    ) -> Iterator[tuple[Scope, ast.Call | None, int, Scope]]:
+        """The helpers ``body`` refers to: each with the call (None where it is not called), the
+        line and the scope of the reference."""
         facts = self.facts
         for read in list(facts.reads_within(body)):
             helper: Scope | None
@@ -169,7 +168,7 @@ class HelperFinder:
                 continue
             parent = facts.parent(node)
             call = parent if isinstance(parent, ast.Call) and parent.func is node else None
-            yield helper, call, read.line
+            yield helper, call, read.line, read.scope
 
     def _plain_function(self, read: Read) -> Scope | None:
         """The def a name refers to, when it is a plain function of this module defined once and

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.captures import StaleCapture, method_self_name
@@ -28,7 +28,7 @@ from ..analysis.names import PARTIAL, PASSTHROUGH_TRANSFORMS
 from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
 from ..diagnostics import Applicability
 from ..positions import SourceLines, Span
-from .helpers import CannotThread, Chain, HelperFinder
+from .helpers import CannotThread, Chain, HelperCall, HelperFinder
 from .mapped import CannotMap, in_axes, partial_spelling, static_argnums
 from .values import Kind, ValueJudge, decide
 
@@ -205,8 +205,19 @@ class FixPlanner:
         # Shared by every plan that passes values through a helper: its ``_impl`` name, its
         # parameter for each value, and the variables it passes (one set for all plans).
         self._impl_names: dict[int, str] = {}
-        self._helper_parameters: dict[tuple[int, tuple[str, ...]], str] = {}
-        self._helper_variables: dict[int, frozenset[tuple[int, str, str | None]]] = {}
+        self._chains: dict[int, Chain | str] = {}  # id(capture) -> its chain, or why none
+        self._through: dict[int, list[tuple[StaleCapture, Chain]]] = {}  # id(helper def) -> ...
+        self._parameters: dict[int, list[HelperParameter]] = {}
+        self._splits: dict[int, Split] = {}
+
+    def prepare(self, captures: Iterable[StaleCapture]) -> None:
+        """Find the helpers of every capture first: a helper takes the same parameters whichever
+        compiled function's fix splits it, so that all of them can be applied together."""
+        for capture in captures:
+            try:
+                self._chain(capture)
+            except NoFix:
+                pass
 
     def plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
         """The fix for one compiled function and all its stale captures.
@@ -243,36 +254,34 @@ class FixPlanner:
         self._name_passed_sites(fix, sites)
         if any(p.compiled_name is None and p.form is not Form.INLINE for p in fix.sites):
             fix.compiled_name = self._fresh_name(f"_{_word(first.name)}_compiled", first.site_scope)
-        candidates: list[tuple[StaleCapture, Chain]] = []
+        threaded: list[tuple[StaleCapture, Chain, list[Lift]]] = []
         seen: set[tuple[str, str | None]] = set()
         for capture in captures:
-            if (capture.name, capture.attribute) in seen:
+            key = (capture.name, capture.attribute)
+            if key in seen:
                 continue  # the same value, compiled for another object: lifted once
-            seen.add((capture.name, capture.attribute))
+            seen.add(key)
             try:
                 self._check_capture(capture, sites)
-                candidates.append((capture, self._chain(capture)))
-            except NoFix as reason:
-                fix.declined[(capture.name, capture.attribute)] = str(reason)
-        threaded: list[tuple[StaleCapture, Chain, list[Lift]]] = []
-        for capture, chain in self._settle_helpers(fix, candidates):
-            try:
+                chain = self._chain(capture)
                 lifts = self._lifts(capture, fix, chain)
             except NoFix as reason:
-                fix.declined[(capture.name, capture.attribute)] = str(reason)
+                fix.declined[key] = str(reason)
                 continue
-            fix.lifts.extend(lifts)
             threaded.append((capture, chain, lifts))
+        try:
+            self._plan_threading(fix, threaded)
+        except NoFix as reason:
+            for capture, _, _ in threaded:
+                fix.declined[(capture.name, capture.attribute)] = str(reason)
+            threaded = []
+        fix.lifts = [lift for _, _, lifts in threaded for lift in lifts]
         if not fix.lifts:
             raise NoFix("; ".join(dict.fromkeys(fix.declined.values())))
-        for capture, chain, lifts in threaded:
-            self._plan_threading(fix, capture, chain, lifts)
         self._plan_recursion(fix, sites)
         if fix.positional:
             for site, plan in zip(sites, fix.sites, strict=True):
                 self._plan_mapped(fix, site, plan)
-        for helper_id, keys in _variables_by_helper(threaded).items():
-            self._helper_variables[helper_id] = keys
         return fix
 
     def _function_span(self, function: ast.AST) -> Span:
@@ -298,132 +307,159 @@ class FixPlanner:
         fix.def_module_level = False
 
     def _chain(self, capture: StaleCapture) -> Chain:
-        try:
-            chain = self.helpers.chain(
-                capture.compiled.scope, capture.owner, capture.name, capture.attribute
-            )
-        except CannotThread as reason:
-            raise NoFix(str(reason)) from None
-        if capture.read_through and not chain.helpers:
+        known = self._chains.get(id(capture))
+        if known is None:
+            try:
+                known = self.helpers.chain(
+                    capture.compiled.scope, capture.owner, capture.name, capture.attribute
+                )
+            except CannotThread as reason:
+                known = str(reason)
+            self._chains[id(capture)] = known
+            if isinstance(known, Chain):
+                for helper in known.helpers:
+                    self._through.setdefault(id(helper.node), []).append((capture, known))
+        if isinstance(known, str):
+            raise NoFix(known)
+        if capture.read_through and not known.helpers:
             # Reached in a way the fix does not follow.
             shown = f"{capture.name}.{capture.attribute}" if capture.attribute else capture.name
             raise NoFix(
                 f"'{shown}' is read inside '{capture.read_through}'; pass it to "
                 f"'{capture.read_through.rstrip('()')}' as an argument"
             )
-        return chain
-
-    def _settle_helpers(
-        self, fix: FunctionFix, candidates: list[tuple[StaleCapture, Chain]]
-    ) -> list[tuple[StaleCapture, Chain]]:
-        """A helper passes the same variables for every compiled function that calls it: its
-        ``_impl`` requires each of them, and every caller must pass them all."""
-        wanted = _variables_by_helper((c, chain, []) for c, chain in candidates)
-        clashing = {
-            helper_id
-            for helper_id, keys in wanted.items()
-            if self._helper_variables.get(helper_id, keys) != keys
-        }
-        kept = []
-        for capture, chain in candidates:
-            clash = [h for h in chain.helpers if id(h.node) in clashing]
-            if clash:
-                fix.declined[(capture.name, capture.attribute)] = (
-                    f"'{clash[0].name}' passes other values for another compiled function; pass "
-                    "this one by hand"
-                )
-                continue
-            kept.append((capture, chain))
-        return kept
+        return known
 
     def _plan_threading(
-        self, fix: FunctionFix, capture: StaleCapture, chain: Chain, lifts: list[Lift]
+        self, fix: FunctionFix, threaded: list[tuple[StaleCapture, Chain, list[Lift]]]
     ) -> None:
-        """Split each helper on the value's way, and redirect the calls of it."""
-        source = self.source
-        parameters: dict[tuple[int, int], str] = {}  # (id(helper), lift index) -> parameter
-        for helper in chain.helpers:
-            node = helper.node
-            assert isinstance(node, ast.FunctionDef)
-            split = self._split_of(fix, helper)
-            own = chain.reads.get(id(helper), [])
-            for index, lift in enumerate(lifts):
-                depth = len(lift.path)
-                if not chain.needs(helper, _under(lift.path)):
+        """Split each helper on the values' way, and redirect every call of it to its
+        ``_impl``, passing each of its parameters: this fix's own, or the value read where the
+        helper would have read it."""
+        lifted = {_variable(capture): lifts for capture, _, lifts in threaded}
+        for capture, chain, _ in threaded:
+            for helper in chain.helpers:
+                split = self._split(helper)
+                if all(split is not known for known in fix.splits):
+                    fix.splits.append(split)
+                    fix.statements.add(self._statement_span(helper.node))
+            for call in chain.calls:
+                span = self.source.span(call.call)
+                if any(redirect.call == span for redirect in fix.redirects):
                     continue
-                passed: str
-                if lift.path:
-                    parameter = self._helper_parameter(helper, capture, lift)
-                    matching = [r for r in own if r.path[:depth] == lift.path]
-                    split.replaced.extend(
-                        (source.span(_prefix_node(r, depth)), parameter) for r in matching
-                    )
-                    passed = self._read_in(helper, capture, lift, matching)
-                else:
-                    parameter = passed = capture.name
-                parameters[(id(helper), index)] = parameter
-                if all(p != parameter for p, _ in split.parameters):
-                    split.parameters.append((parameter, passed))
-        for call in chain.calls:
-            keywords = []
-            for index, lift in enumerate(lifts):
-                needed = parameters.get((id(call.helper), index))
-                if needed is None:
-                    continue
-                if call.caller is capture.compiled.scope:
-                    keywords.append((needed, lift.parameter))
-                else:
-                    keywords.append((needed, parameters[(id(call.caller), index)]))
-            span = source.span(call.call)
-            for redirect in fix.redirects:
-                if redirect.call == span:
-                    redirect.keywords.extend(k for k in keywords if k not in redirect.keywords)
-                    break
-            else:
+                keywords = [
+                    (parameter.name, self._passed(call, parameter, capture, lifted))
+                    for parameter in self._parameters_of(call.helper)
+                ]
                 impl = self._impl_names[id(call.helper.node)]
                 fix.redirects.append(Redirect(span, impl, keywords))
 
-    def _split_of(self, fix: FunctionFix, helper: Scope) -> Split:
-        node = helper.node
-        span = self._function_span(node)
-        for split in fix.splits:
-            if split.function == span:
-                return split
-        if id(node) not in self._impl_names:
-            assert helper.parent is not None
-            wanted = f"_{helper.name.strip('_')}_impl"
-            self._impl_names[id(node)] = self._fresh_name(wanted, helper.parent)
-        assert helper.parent is not None
-        split = Split(
-            span,
-            self._impl_names[id(node)],
-            [],
-            method_self=method_self_name(helper),
-            module_level=helper.node.col_offset == 0,  # type: ignore[attr-defined]
-            indent=self._indent_unit(node),
+    def _passed(
+        self,
+        call: HelperCall,
+        parameter: HelperParameter,
+        capture: StaleCapture,
+        lifted: dict[Variable, list[Lift]],
+    ) -> str:
+        """What a call of a split helper passes for one of its parameters."""
+        if call.caller is capture.compiled.scope:
+            own = [(lift.path, lift.parameter) for lift in lifted.get(parameter.variable, [])]
+        else:
+            own = [
+                (p.path, p.name)
+                for p in self._parameters_of(call.caller)
+                if p.variable == parameter.variable
+            ]
+        for path, name in own:
+            if parameter.path[: len(path)] == path:
+                return name + "".join(parameter.path[len(path) :])
+        # Not lifted here: read where the helper would have read it, as it is then.
+        owner, name, attribute = parameter.owner, parameter.root, parameter.variable[2]
+        if attribute is not None:
+            func = call.call.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                return func.value.id + "".join(parameter.path)
+        elif self.facts.resolve(call.scope, name) is owner:
+            return name + "".join(parameter.path)
+        raise NoFix(
+            f"'{call.helper.name}' also reads '{parameter.value}', which cannot be read where it "
+            "is called"
         )
-        fix.splits.append(split)
-        fix.statements.add(self._statement_span(node))
+
+    def _parameters_of(self, helper: Scope) -> list[HelperParameter]:
+        """The parameters a split helper takes: one for each path of each value some compiled
+        function reads through it (or through the helpers it calls)."""
+        key = id(helper.node)
+        known = self._parameters.get(key)
+        if known is not None:
+            return known
+        reads: dict[Variable, list[Read]] = {}
+        first: dict[Variable, StaleCapture] = {}
+        for capture, chain in self._through.get(key, []):
+            variable = _variable(capture)
+            first.setdefault(variable, capture)
+            found = reads.setdefault(variable, [])
+            for below in chain.below(helper):
+                found.extend(r for r in chain.reads.get(id(below), ()) if r not in found)
+        parameters = []
+        for variable, variable_reads in reads.items():
+            capture = first[variable]
+            root = capture.name if capture.attribute is None else method_self_name(helper)
+            assert root is not None
+            for path in _minimal_paths(variable_reads):
+                matching = [r for r in variable_reads if r.path[: len(path)] == path]
+                if not path:
+                    # The parameter takes the variable's name, so the body reads it unchanged.
+                    name = value = root
+                else:
+                    name = self._fresh_name(_identifier(root, path), helper)
+                    value = self._text_of(root, path, matching)
+                parameters.append(
+                    HelperParameter(variable, path, name, value, capture.owner, capture.name)
+                )
+        self._parameters[key] = parameters
+        return parameters
+
+    def _split(self, helper: Scope) -> Split:
+        key = id(helper.node)
+        known = self._splits.get(key)
+        if known is not None:
+            return known
+        node = helper.node
+        assert helper.parent is not None
+        if key not in self._impl_names:
+            wanted = f"_{helper.name.strip('_')}_impl"
+            self._impl_names[key] = self._fresh_name(wanted, helper.parent)
+        parameters = self._parameters_of(helper)
+        replaced: list[tuple[Span, str]] = []
+        for capture, chain in self._through.get(key, []):
+            for read in chain.reads.get(id(helper), ()):
+                for parameter in parameters:
+                    if parameter.variable != _variable(capture) or not parameter.path:
+                        continue
+                    if read.path[: len(parameter.path)] == parameter.path:
+                        span = self.source.span(_prefix_node(read, len(parameter.path)))
+                        if (span, parameter.name) not in replaced:
+                            replaced.append((span, parameter.name))
+        split = Split(
+            self._function_span(node),
+            self._impl_names[key],
+            [(p.name, p.value) for p in parameters],
+            method_self=method_self_name(helper),
+            module_level=node.col_offset == 0,  # type: ignore[attr-defined]
+            indent=self._indent_unit(node),
+            replaced=replaced,
+        )
+        self._splits[key] = split
         return split
 
-    def _helper_parameter(self, helper: Scope, capture: StaleCapture, lift: Lift) -> str:
-        key = (id(helper.node), (capture.name, *lift.path))
-        if key not in self._helper_parameters:
-            self._helper_parameters[key] = self._fresh_name(
-                _identifier(capture.name, lift.path), helper
-            )
-        return self._helper_parameters[key]
-
-    def _read_in(self, helper: Scope, capture: StaleCapture, lift: Lift, reads: list[Read]) -> str:
-        """How ``helper``'s plain wrapper reads the lifted path: as the helper's body does,
-        through the helper's own ``self`` for an attribute."""
-        root = method_self_name(helper) if capture.attribute is not None else capture.name
-        assert root is not None
+    def _text_of(self, root: str, path: tuple[str, ...], reads: list[Read]) -> str:
+        """The path as the source writes it, read from ``root``."""
         for read in reads:
-            text = self.source.segment(_prefix_node(read, len(lift.path)))
+            text = self.source.segment(_prefix_node(read, len(path)))
             if text.startswith(read.name):
                 return root + text[len(read.name) :]
-        return root + "".join(lift.path)
+        return root + "".join(path)
 
     # -- what can be fixed ---------------------------------------------------------------------
 
@@ -866,15 +902,8 @@ class FixPlanner:
         everything = [*reads, *inner]
         if not everything:
             raise NoFix(f"'{capture.name}' is not read where the fix can pass it")
-        if any(not read.path for read in everything):
-            paths: list[tuple[str, ...]] = [()]
-        else:
-            paths = []
-            for path in sorted({read.path for read in everything}, key=lambda p: (len(p), p)):
-                if not any(path[: len(p)] == p for p in paths):
-                    paths.append(path)
         lifts = []
-        for path in paths:
+        for path in _minimal_paths(everything):
             matching = [r for r in reads if r.path[: len(path)] == path]
             matching_inner = [r for r in inner if r.path[: len(path)] == path]
             nodes = [_prefix_node(r, len(path)) for r in matching] if path else []
@@ -882,7 +911,7 @@ class FixPlanner:
             if nodes:
                 value_code = self.source.segment(nodes[0])
             elif path:
-                value_code = self._outer_read(capture, path, matching_inner)
+                value_code = self._text_of(capture.name, path, matching_inner)
             else:
                 value_code = capture.name
             parameter = (
@@ -917,15 +946,6 @@ class FixPlanner:
                 lift.annotation = self._annotation(capture)
             lifts.append(lift)
         return lifts
-
-    def _outer_read(self, capture: StaleCapture, path: tuple[str, ...], inner: list[Read]) -> str:
-        """The lifted path as the compiled function's wrapper reads it, when only helpers read
-        it: their text, from the compiled function's own ``self``."""
-        for read in inner:
-            text = self.source.segment(_prefix_node(read, len(path)))
-            if text.startswith(read.name):
-                return capture.name + text[len(read.name) :]
-        return capture.name + "".join(path)
 
     def _value_kinds(self, capture: StaleCapture, path: tuple[str, ...]) -> set[Kind]:
         """The kinds of every value the lifted expression is given."""
@@ -1010,11 +1030,6 @@ class FixPlanner:
             name = f"{wanted}_{number}"
 
 
-def _under(path: tuple[str, ...]) -> Callable[[Read], bool]:
-    """Whether a read reads ``path`` (or below it)."""
-    return lambda read: read.path[: len(path)] == path
-
-
 def _direct(capture: StaleCapture, read: Read) -> bool:
     """A read of the value in the compiled function itself (not a call of a helper that reads
     it, which the analysis records at the call)."""
@@ -1056,21 +1071,38 @@ def _variable_names(node: ast.AST) -> set[str]:
     return names
 
 
-def _variables_by_helper(
-    threaded: Iterable[tuple[StaleCapture, Chain, list[Lift]]],
-) -> dict[int, frozenset[tuple[int, str, str | None]]]:
-    found: dict[int, set[tuple[int, str, str | None]]] = {}
-    for capture, chain, _ in threaded:
-        for helper in chain.helpers:
-            key: tuple[int, str, str | None]
-            if capture.attribute is not None:
-                # ``self.scale`` of one class, whichever method's ``self`` reads it.
-                assert capture.owner.parent is not None
-                key = (id(capture.owner.parent), "", capture.attribute)
-            else:
-                key = (id(capture.owner), capture.name, None)
-            found.setdefault(id(helper.node), set()).add(key)
-    return {helper: frozenset(keys) for helper, keys in found.items()}
+Variable = tuple[int, str, str | None]
+
+
+@dataclass(frozen=True)
+class HelperParameter:
+    """A parameter of a split helper: one path of one value, and what its plain wrapper
+    passes."""
+
+    variable: Variable
+    path: tuple[str, ...]
+    name: str
+    value: str
+    owner: Scope
+    root: str  # the variable's name (``self`` of some method, for an attribute)
+
+
+def _variable(capture: StaleCapture) -> Variable:
+    """What a capture reads: a variable of its owner, or an attribute of its class's objects,
+    whichever method's ``self`` reads it."""
+    if capture.attribute is not None:
+        assert capture.owner.parent is not None
+        return (id(capture.owner.parent), "", capture.attribute)
+    return (id(capture.owner), capture.name, None)
+
+
+def _minimal_paths(reads: Iterable[Read]) -> list[tuple[str, ...]]:
+    """The shortest paths covering every read: ``()`` when any read takes the whole value."""
+    paths: list[tuple[str, ...]] = []
+    for path in sorted({read.path for read in reads}, key=lambda p: (len(p), p)):
+        if not any(path[: len(p)] == p for p in paths):
+            paths.append(path)
+    return paths
 
 
 def _word(name: str) -> str:
