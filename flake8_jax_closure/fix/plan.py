@@ -279,6 +279,7 @@ class FixPlanner:
         if not fix.lifts:
             raise NoFix("; ".join(dict.fromkeys(fix.declined.values())))
         self._plan_recursion(fix, sites)
+        self._check_defaults(fix, sites)
         if fix.positional:
             for site, plan in zip(sites, fix.sites, strict=True):
                 self._plan_mapped(fix, site, plan)
@@ -542,6 +543,48 @@ class FixPlanner:
         elif site.form is Form.PASSED:
             self._locate_passed(fix, site, plan)
         return plan
+
+    def _check_defaults(self, fix: FunctionFix, sites: list[CompiledFunction]) -> None:
+        """A wrapper passes every parameter on, defaults included, so JAX traces a default the
+        compiled function never got as an argument: fine for numbers used as numbers, arrays and
+        None; not for a function, a string, or a number JAX needs as a Python value."""
+        if all(plan.form is Form.INLINE for plan in fix.sites):
+            return  # the call passes only the values
+        if any(site.transform in STATIC_BY_ITSELF for site in sites):
+            return  # equinox makes every argument that is not an array static
+        function = sites[0].function
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaulted = list(zip(positional[len(positional) - len(arguments.defaults) :],
+                             arguments.defaults, strict=True))  # fmt: skip
+        defaulted += [
+            (argument, default)
+            for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if default is not None
+        ]
+        if not defaulted:
+            return
+        static = _static_parameters(sites, [argument.arg for argument in positional])
+        scope = self.facts.scope_of(function)
+        assert scope.parent is not None
+        for argument, default in defaulted:
+            name = argument.arg
+            kind = self.judge.kind(default, scope.parent, 0)
+            if name in static or kind is Kind.NONE:
+                continue
+            reads = self.facts.reads_of(scope, name)
+            decision = decide(
+                name,
+                {kind},
+                self.judge.uses(r.node for r in reads if isinstance(r.node, ast.expr)),
+                any(self._needs_concrete(r) for r in reads),
+            )
+            if decision.static or decision.unsafe is not None:
+                fix.unsafe_reasons.append(
+                    f"the wrapper passes the default of '{name}' "
+                    f"({self.source.segment(default)}) as an argument, and JAX traces it; the "
+                    "compiled function may need it as a Python value"
+                )
 
     def _plan_mapped(self, fix: FunctionFix, site: CompiledFunction, plan: SitePlan) -> None:
         """``jax.pmap``: the values are passed positionally, after the function's own
@@ -1028,6 +1071,28 @@ class FixPlanner:
                 return name
             number += 1
             name = f"{wanted}_{number}"
+
+
+def _static_parameters(sites: Sequence[CompiledFunction], positional: list[str]) -> set[str]:
+    """The parameters every compile site declares static (``static_argnames``, or
+    ``static_argnums`` by position), as written out."""
+    found: set[str] | None = None
+    for site in sites:
+        names: set[str] = set()
+        call = site.transform_call
+        for keyword in call.keywords if call is not None else ():
+            value = keyword.value
+            elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+            constants = [e.value for e in elements if isinstance(e, ast.Constant)]
+            if keyword.arg == "static_argnames":
+                names.update(c for c in constants if isinstance(c, str))
+            elif keyword.arg == "static_argnums":
+                names.update(
+                    positional[c] for c in constants
+                    if type(c) is int and -len(positional) <= c < len(positional)
+                )  # fmt: skip
+        found = names if found is None else found & names
+    return found or set()
 
 
 def _direct(capture: StaleCapture, read: Read) -> bool:
