@@ -76,7 +76,7 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
+def _findings(module: ModuleAnalysis, source: SourceLines, unsafe_fixes: bool) -> Analysis:
     """Each stale capture as a finding of the first rule that claims it, with its fix plan."""
     groups: dict[int, list[tuple[StaleCapture, Finding]]] = {}
     for capture in module.captures:
@@ -85,7 +85,7 @@ def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
             if found is not None:
                 groups.setdefault(id(capture.compiled.function), []).append((capture, found))
                 break
-    planner = FixPlanner(module.facts, source, module.compiled)
+    planner = FixPlanner(module.facts, source, module.compiled, prefer_safe=not unsafe_fixes)
     planner.prepare(capture for group in groups.values() for capture, _ in group)
     analysis = Analysis(source.text, [])
     for group in groups.values():
@@ -132,7 +132,7 @@ def _analyse_selected(
             tree = parse_tree(source)
         try:
             module = analyse(tree, source, settings.compile_functions, settings.lazy)
-            analysis = _findings(module, lines)
+            analysis = _findings(module, lines, settings.unsafe_fixes)
             # Freed here by reference counting, while the cyclic collector is still paused.
             module.facts.release()
             del module, tree

@@ -76,6 +76,7 @@ class HelperFinder:
     def __init__(self, facts: Facts, compiled_functions: set[int]) -> None:
         self.facts = facts
         self.compiled_functions = compiled_functions
+        self._functions: dict[tuple[int, str], Scope | None] = {}
 
     def chain(self, compiled: Scope, owner: Scope, name: str, attribute: str | None) -> Chain:
         """Helpers reading ``name`` of ``owner`` (or, with ``attribute``, ``self.<attribute>``
@@ -118,14 +119,6 @@ class HelperFinder:
             [edge for edge in calls if id(edge.helper) in reaching],
         )
         bodies = [compiled, *chain.helpers]
-        if attribute is None:
-            names = {helper.name for helper in chain.helpers}
-            for body in bodies:
-                for read in self.facts.reads_within(body):
-                    if read.name in names and not read.called:
-                        referred = self._plain_function(read)
-                        if referred is not None:
-                            uncalled.append((body, referred, read.line))
         for body, helper, line in uncalled:
             if id(helper) in reaching and any(body is b for b in bodies):
                 if _is_property(helper):
@@ -136,8 +129,8 @@ class HelperFinder:
                         "function out of the class"
                     )
                 raise CannotThread(
-                    f"'{helper.name}' is used without being called (line {line}); the value "
-                    "cannot be passed through it"
+                    f"'{helper.name}' reads it and is handed on without being called (line "
+                    f"{line}); the value cannot be passed through it"
                 )
         for helper in chain.helpers:
             self._check(helper, owner, name, attribute, chain)
@@ -155,8 +148,6 @@ class HelperFinder:
             helper: Scope | None
             node: ast.AST
             if attribute is None:
-                if not read.called:
-                    continue
                 helper = self._plain_function(read)
                 node = read.node
             else:
@@ -172,10 +163,18 @@ class HelperFinder:
 
     def _plain_function(self, read: Read) -> Scope | None:
         """The def a name refers to, when it is a plain function of this module defined once and
-        not compiled itself (as ``captures.CaptureAnalysis._plain_function``)."""
+        not compiled itself (as ``captures.CaptureAnalysis._plain_function``). Called or not: a
+        helper handed on (``lax.fori_loop(0, n, body, x)``) runs while tracing too."""
         facts = self.facts
         owner = facts.resolve(read.scope, read.name)
-        bindings = facts.bindings_of(owner, read.name)
+        key = (id(owner), read.name)
+        if key not in self._functions:
+            self._functions[key] = self._defined_once(owner, read.name)
+        return self._functions[key]
+
+    def _defined_once(self, owner: Scope, name: str) -> Scope | None:
+        facts = self.facts
+        bindings = facts.bindings_of(owner, name)
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
             return None
         node = bindings[0].node

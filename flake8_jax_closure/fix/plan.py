@@ -191,7 +191,11 @@ class FunctionFix:
 
 class FixPlanner:
     def __init__(
-        self, facts: Facts, source: SourceLines, all_sites: Sequence[CompiledFunction]
+        self,
+        facts: Facts,
+        source: SourceLines,
+        all_sites: Sequence[CompiledFunction],
+        prefer_safe: bool = False,
     ) -> None:
         self.facts = facts
         self.source = source
@@ -200,6 +204,9 @@ class FixPlanner:
         for site in all_sites:
             self._sites_of.setdefault(id(site.function), []).append(site)
         self.judge = ValueJudge(facts)
+        # Without ``--unsafe-fixes``: leave out values whose passing would make a safe fix
+        # unsafe, where that is possible (``_safe_part``).
+        self.prefer_safe = prefer_safe
         self._taken: set[tuple[int, str]] = set()
         self.helpers = HelperFinder(facts, set(self._sites_of))
         # Shared by every plan that passes values through a helper: its ``_impl`` name, its
@@ -254,32 +261,10 @@ class FixPlanner:
         self._name_passed_sites(fix, sites)
         if any(p.compiled_name is None and p.form is not Form.INLINE for p in fix.sites):
             fix.compiled_name = self._fresh_name(f"_{_word(first.name)}_compiled", first.site_scope)
-        threaded: list[tuple[StaleCapture, Chain, list[Lift]]] = []
-        seen: set[tuple[str, str | None]] = set()
-        for capture in captures:
-            key = (capture.name, capture.attribute)
-            if key in seen:
-                continue  # the same value, compiled for another object: lifted once
-            seen.add(key)
-            try:
-                self._check_capture(capture, sites)
-                chain = self._chain(capture)
-                lifts = self._lifts(capture, fix, chain)
-            except NoFix as reason:
-                fix.declined[key] = str(reason)
-                continue
-            threaded.append((capture, chain, lifts))
-        try:
-            self._plan_threading(fix, threaded)
-        except NoFix as reason:
-            for capture, _, _ in threaded:
-                fix.declined[(capture.name, capture.attribute)] = str(reason)
-            threaded = []
-        fix.lifts = [lift for _, _, lifts in threaded for lift in lifts]
+        self._plan_captures(fix, captures, sites)
         if not fix.lifts:
             raise NoFix("; ".join(dict.fromkeys(fix.declined.values())))
         self._plan_recursion(fix, sites)
-        self._check_defaults(fix, sites)
         if fix.positional:
             for site, plan in zip(sites, fix.sites, strict=True):
                 self._plan_mapped(fix, site, plan)
@@ -306,6 +291,68 @@ class FixPlanner:
         fix.raw_name = self._fresh_name(f"_{method.name.strip('_')}_impl", cls)
         fix.plain_wrapper = True
         fix.def_module_level = False
+
+    def _plan_captures(
+        self, fix: FunctionFix, captures: Sequence[StaleCapture], sites: list[CompiledFunction]
+    ) -> None:
+        """The values to lift, and the helpers to pass them through."""
+        planned: list[_Planned] = []
+        seen: set[tuple[str, str | None]] = set()
+        function_level = len(fix.unsafe_reasons)
+        for capture in captures:
+            key = (capture.name, capture.attribute)
+            if key in seen:
+                continue  # the same value, compiled for another object: lifted once
+            seen.add(key)
+            reasons, explanations = len(fix.unsafe_reasons), len(fix.explanations)
+            try:
+                self._check_capture(capture, sites)
+                chain = self._chain(capture)
+                lifts = self._lifts(capture, fix, chain)
+            except NoFix as reason:
+                fix.declined[key] = str(reason)
+                del fix.unsafe_reasons[reasons:], fix.explanations[explanations:]
+                continue
+            planned.append(
+                _Planned(capture, chain, lifts, fix.unsafe_reasons[reasons:],
+                         fix.explanations[explanations:])
+            )  # fmt: skip
+        del fix.unsafe_reasons[function_level:], fix.explanations[:]
+        self._check_defaults(fix, sites)
+        if self.prefer_safe:
+            planned = self._safe_part(fix, planned)
+        try:
+            self._plan_threading(fix, [(p.capture, p.chain, p.lifts) for p in planned])
+        except NoFix as reason:
+            # Passing values through helpers failed: lift what the function reads itself.
+            for item in planned:
+                if item.chain.helpers:
+                    key = (item.capture.name, item.capture.attribute)
+                    fix.declined[key] = str(reason)
+            planned = [item for item in planned if not item.chain.helpers]
+            fix.splits, fix.redirects = [], []
+        for item in planned:
+            fix.lifts.extend(item.lifts)
+            fix.unsafe_reasons.extend(item.unsafe)
+            fix.explanations.extend(item.explanations)
+
+    def _safe_part(self, fix: FunctionFix, planned: list[_Planned]) -> list[_Planned]:
+        """Without ``--unsafe-fixes``: a value read only inside helpers whose passing would make
+        an otherwise safe fix unsafe is left out (with the reason), so that the rest is fixed."""
+        kept = [p for p in planned if not (p.unsafe and p.capture.read_through)]
+        if len(kept) == len(planned) or not kept or fix.unsafe_reasons:
+            return planned
+        if any(p.unsafe for p in kept):
+            return planned
+        for item in planned:
+            if all(item is not k for k in kept):
+                key = (item.capture.name, item.capture.attribute)
+                reasons = "; ".join(dict.fromkeys(item.unsafe))
+                fix.declined[key] = (
+                    f"passing it too would make the fix unsafe ({reasons}); --unsafe-fixes "
+                    "passes it"
+                )
+        return kept
 
     def _chain(self, capture: StaleCapture) -> Chain:
         known = self._chains.get(id(capture))
@@ -1139,6 +1186,18 @@ def _variable_names(node: ast.AST) -> set[str]:
 Variable = tuple[int, str, str | None]
 
 
+@dataclass
+class _Planned:
+    """One value to lift: its capture, the helpers it passes through, its lifts, and why each
+    is traced or static (and unsafe)."""
+
+    capture: StaleCapture
+    chain: Chain
+    lifts: list[Lift]
+    unsafe: list[str]
+    explanations: list[str]
+
+
 @dataclass(frozen=True)
 class HelperParameter:
     """A parameter of a split helper: one path of one value, and what its plain wrapper
@@ -1172,7 +1231,7 @@ def _minimal_paths(reads: Iterable[Read]) -> list[tuple[str, ...]]:
 
 def _word(name: str) -> str:
     """A name usable in an identifier: ``lambda`` for ``<lambda>``."""
-    return re.sub(r"\W+", "", name) or "function"
+    return re.sub(r"\W+", "", name).strip("_") or "function"
 
 
 def _def_name(impl_name: str) -> str:
