@@ -151,6 +151,8 @@ class LiftTransformer(cst.CSTTransformer):
         self.passed_calls: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
         self.passed_statements: dict[cst.CSTNode, list[tuple[FunctionFix, SitePlan]]] = {}
         self.passed_made: dict[int, cst.BaseExpression] = {}
+        # The calls that carry a compile transform's options (``jax.pmap(f, in_axes=...)``).
+        self.option_calls: dict[cst.CSTNode, SitePlan] = {}
         for fix in fixes:
             self._index_threading(index, fix)
             function = index.function(fix)
@@ -169,6 +171,7 @@ class LiftTransformer(cst.CSTTransformer):
                     self.decorators[function.decorators[site.decorator_index]] = (fix, site)
                 elif site.options_call is not None:
                     _put(self.compile_calls, index.call(site.options_call), (fix, site))
+                    _put(self.option_calls, index.call(site.options_call), site)
                 if site.compile_call is not None:
                     call = index.call(site.compile_call)
                     if call is not None:
@@ -351,8 +354,9 @@ class LiftTransformer(cst.CSTTransformer):
             static = _static_names(*entry)
             if static:
                 updated_node = _add_static_argnames(updated_node, static)
-            if entry[1].options and entry[1].partial_name is None:
-                updated_node = _with_options(updated_node, entry[1].options)
+        options = self.option_calls.get(original_node)
+        if options is not None and options.options:
+            updated_node = _with_options(updated_node, options.options)
         inline = self.inline_calls.get(original_node)
         if inline is not None:
             updated_node = updated_node.with_changes(
