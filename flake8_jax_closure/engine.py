@@ -76,7 +76,7 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
+def _findings(module: ModuleAnalysis, source: SourceLines, unsafe_fixes: bool) -> Analysis:
     """Each stale capture as a finding of the first rule that claims it, with its fix plan."""
     groups: dict[int, list[tuple[StaleCapture, Finding]]] = {}
     for capture in module.captures:
@@ -85,7 +85,8 @@ def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
             if found is not None:
                 groups.setdefault(id(capture.compiled.function), []).append((capture, found))
                 break
-    planner = FixPlanner(module.facts, source, module.compiled)
+    planner = FixPlanner(module.facts, source, module.compiled, prefer_safe=not unsafe_fixes)
+    planner.prepare(capture for group in groups.values() for capture, _ in group)
     analysis = Analysis(source.text, [])
     for group in groups.values():
         captures = [capture for capture, _ in group]
@@ -103,7 +104,21 @@ def _findings(module: ModuleAnalysis, source: SourceLines) -> Analysis:
             with_fix = replace(found, fix=fix)
             analysis.findings.append(with_fix)
             analysis.plans[id(with_fix)] = plan
+    analysis.findings = _distinct(analysis.findings)
     return analysis
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """One function compiled at two sites (``fast = jax.jit(obj.f)`` and ``jax.jit(obj.f)(x)``)
+    gives the same capture twice: the fix rewrites both sites, the user sees one finding."""
+    seen: set[tuple[int, int, str]] = set()
+    kept = []
+    for finding in findings:
+        key = (finding.line, finding.column, finding.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
 
 
 def _to_characters(finding: Finding, source: SourceLines) -> Finding:
@@ -134,7 +149,7 @@ def _analyse_selected(
             tree = parse_tree(source)
         try:
             module = analyse(tree, source, settings.compile_functions, settings.lazy)
-            analysis = _findings(module, lines)
+            analysis = _findings(module, lines, settings.unsafe_fixes)
             # Freed here by reference counting, while the cyclic collector is still paused.
             module.facts.release()
             del module, tree

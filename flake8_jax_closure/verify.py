@@ -121,8 +121,10 @@ _FIXED_NAME = re.compile(r"_(?P<name>.+)_(?:compiled|impl)(?:_\d+)?")
 
 
 def _original_name(fixed_name: str) -> str:
+    """The name a fixed function had: leading underscores aside, since ``_step`` may become
+    ``_step_impl``."""
     match = _FIXED_NAME.fullmatch(fixed_name)
-    return match.group("name") if match else fixed_name
+    return (match.group("name") if match else fixed_name).strip("_")
 
 
 def pair_spans(
@@ -138,7 +140,7 @@ def pair_spans(
     for index, span in enumerate(original):
         rank = seen.get(span.name, 0)
         seen[span.name] = rank + 1
-        candidates = by_name.get(span.name, [])
+        candidates = by_name.get(span.name.strip("_"), [])
         if rank < len(candidates):
             pairs[index] = candidates[rank]
     return pairs
@@ -154,6 +156,15 @@ def _enclosing_function_line(source: str, line: int) -> int | None:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 best = (end - node.lineno, first)
     return best[1] if best else None
+
+
+def _renamed_function_line(source: str, name: str) -> int | None:
+    """The first line of the def the fix made of ``name`` (``_count_impl`` for ``count``)."""
+    for node in ast.walk(parse_tree(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != name:
+            if _FIXED_NAME.fullmatch(node.name) and _original_name(node.name) == name.strip("_"):
+                return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return None
 
 
 def _owning_function(finding: Finding, spans: Sequence[CompiledSpan]) -> int | None:
@@ -209,6 +220,10 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         fixed_record = None
         if index is not None and fixed_run is not None and index in pairs:
             fixed_record = fixed_run.functions.get(pairs[index].first_line)
+        elif index is None and fixed_run is not None:
+            # The fix compiles the method's ``_impl``: the function the fixed run saw.
+            fixed_line = _renamed_function_line(outcome.source, finding.function)
+            fixed_record = fixed_run.functions.get(fixed_line) if fixed_line else None
         applied = (finding.line, finding.name) in fixed_names
         report.findings.append(_judge(finding, applied, original_record, fixed_record, fixed_run))
     report.hint = _hint(source, original_run, options)

@@ -39,7 +39,22 @@ FORMS = {
     "assigned": ("def f(x):\n    return {body}\n\n\nfast = jax.jit(f)\n", "fast"),
     "rebound": ("def f(x):\n    return {body}\n\n\nf = jax.jit(f)\n", "f"),
     "lambda": ("f = jax.jit(lambda x: {body})\n", "f"),
+    # Forms the fix reaches in other ways: pmap takes the values positionally; a helper called
+    # by the compiled function reads the value; the function is also used plainly; the
+    # compiled object is handed on without a name.
+    "pmap": (
+        "@jax.pmap\ndef g(x):\n    return {body}\n\n\ndef f(x):\n    return g(x[None])[0]\n",
+        "f",
+    ),
+    "helper": ("def h(x):\n    return {body}\n\n\n@jax.jit\ndef f(x):\n    return h(x)\n", "f"),
+    "plain": ("def g(x):\n    return {body}\n\n\nf = jax.jit(g)\nplain = g\n", "f"),
+    "passed": (
+        "def g(x):\n    return {body}\n\n\ndef make():\n    return jax.jit(g)\n\n\nf = make()\n",
+        "f",
+    ),
 }
+# The forms above that are generated with a setter only: the other changes add nothing to them.
+SETTER_ONLY = ("pmap", "helper", "plain", "passed")
 SCOPES = ("global", "closure")
 # setter: a function with ``global``/``nonlocal`` rebinds it; loop: the code that calls the
 # compiled function rebinds it in the loop; item: a dict entry changed in place.
@@ -120,4 +135,6 @@ def programs() -> Iterator[Program]:
     for scope, form, kind, change in itertools.product(SCOPES, FORMS, KIND_NAMES, CHANGES):
         if change == "item" and scope == "closure":
             continue  # a dict entry of a closure is the same fact as a global's (JC103)
+        if form in SETTER_ONLY and change != "setter":
+            continue
         yield build(scope, form, kind, change)

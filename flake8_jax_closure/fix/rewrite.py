@@ -23,7 +23,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ..analysis.compiled import Form
 from ..diagnostics import Edit
 from ..positions import Span
-from .plan import STATIC_BY_ITSELF, FunctionFix, Lift, SitePlan
+from .plan import STATIC_BY_ITSELF, FunctionFix, SitePlan, Split
 
 _HEADER = "if True:\n"
 # Lines as Python counts them: ``str.splitlines`` also breaks at form feeds and other controls.
@@ -89,6 +89,10 @@ class NodeIndex:
             node = self._nodes.get(("def", (fix.function[0], fix.function[1], 0, 0)))
         return node if isinstance(node, (cst.FunctionDef, cst.Lambda)) else None
 
+    def definition(self, span: Span) -> cst.FunctionDef | None:
+        node = self._nodes.get(("def", (span[0], span[1], 0, 0)))
+        return node if isinstance(node, cst.FunctionDef) else None
+
     def expression(self, span: Span) -> cst.CSTNode | None:
         for kind in ("Attribute", "Subscript"):
             node = self._nodes.get((kind, span))
@@ -125,7 +129,7 @@ class LiftTransformer(cst.CSTTransformer):
         self.decorators: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
         self.compile_calls: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
         self.assignments: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
-        self.inline_calls: dict[cst.CSTNode, FunctionFix] = {}
+        self.inline_calls: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
         self.replacements: dict[cst.CSTNode, str] = {}
         # Reads of a function compiled by call, renamed with it.
         self.renames: dict[cst.CSTNode, str] = {}
@@ -136,14 +140,28 @@ class LiftTransformer(cst.CSTTransformer):
         # The compiled functions of every piece: a wrapper made at ``g = jax.jit(f)`` copies
         # the signature of ``f``, which may sit in another piece.
         self.originals = originals
+        # Helpers split to take the values, with every plan's parameters for them; the calls
+        # redirected to their ``_impl``, with the keywords passed on.
+        self.splits: dict[cst.CSTNode, Split] = {}
+        self.redirects: dict[cst.CSTNode, tuple[str, list[tuple[str, str]]]] = {}
+        # ``obj.method`` in ``jax.jit(obj.method)``: the method's raw name.
+        self.method_reads: dict[cst.CSTNode, str] = {}
+        # Compiled objects passed on directly: the compile call (replaced by the wrapper's
+        # name) and the statement they are bound before.
+        self.passed_calls: dict[cst.CSTNode, tuple[FunctionFix, SitePlan]] = {}
+        self.passed_statements: dict[cst.CSTNode, list[tuple[FunctionFix, SitePlan]]] = {}
+        self.passed_made: dict[int, cst.BaseExpression] = {}
+        # The calls that carry a compile transform's options (``jax.pmap(f, in_axes=...)``).
+        self.option_calls: dict[cst.CSTNode, SitePlan] = {}
         for fix in fixes:
+            self._index_threading(index, fix)
             function = index.function(fix)
             if function is not None:
                 self.functions[function] = fix
             for lift in fix.lifts:
                 for span in lift.nodes:
                     _put(self.replacements, index.expression(span), lift.parameter)
-            if fix.raw_name is not None and _has_wrapper(fix):
+            if fix.raw_name is not None and (_has_wrapper(fix) or fix.plain_wrapper):
                 for span in fix.renamed_reads:
                     _put(self.renames, index.name(span), fix.raw_name)
             for span, target in fix.recursive_calls:
@@ -153,6 +171,7 @@ class LiftTransformer(cst.CSTTransformer):
                     self.decorators[function.decorators[site.decorator_index]] = (fix, site)
                 elif site.options_call is not None:
                     _put(self.compile_calls, index.call(site.options_call), (fix, site))
+                    _put(self.option_calls, index.call(site.options_call), site)
                 if site.compile_call is not None:
                     call = index.call(site.compile_call)
                     if call is not None:
@@ -160,7 +179,35 @@ class LiftTransformer(cst.CSTTransformer):
                 if site.statement_line is not None:
                     _put(self.assignments, index.statement(site.statement_line), (fix, site))
                 if site.inline_call is not None:
-                    _put(self.inline_calls, index.call(site.inline_call), fix)
+                    _put(self.inline_calls, index.call(site.inline_call), (fix, site))
+                if site.method_attribute is not None and fix.raw_name is not None:
+                    _put(self.method_reads, index.expression(site.method_attribute), fix.raw_name)
+                if site.passed_statement is not None and site.compile_call is not None:
+                    _put(self.passed_calls, index.call(site.compile_call), (fix, site))
+                    statement = index.statement(site.passed_statement)
+                    if statement is not None:
+                        self.passed_statements.setdefault(statement, []).append((fix, site))
+
+    def _index_threading(self, index: NodeIndex, fix: FunctionFix) -> None:
+        """Merge the splits and redirects of every plan: two compiled functions may call one
+        helper, and each passes the same values through it."""
+        for split in fix.splits:
+            node = index.definition(split.function)
+            if node is None:
+                continue
+            merged = self.splits.setdefault(
+                node, Split(split.function, split.impl_name, [], split.method_self,
+                            split.module_level, split.indent)
+            )  # fmt: skip
+            merged.parameters.extend(p for p in split.parameters if p not in merged.parameters)
+            for span, parameter in split.replaced:
+                _put(self.replacements, index.expression(span), parameter)
+        for redirect in fix.redirects:
+            call = index.call(redirect.call)
+            if call is None:
+                continue
+            callee, keywords = self.redirects.setdefault(call, (redirect.callee, []))
+            keywords.extend(k for k in redirect.keywords if k not in keywords)
 
     # -- reads inside the compiled function ----------------------------------------------------
 
@@ -175,6 +222,9 @@ class LiftTransformer(cst.CSTTransformer):
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
+        raw = self.method_reads.get(original_node)
+        if raw is not None:
+            return updated_node.with_changes(attr=cst.Name(raw))
         return self._replace(original_node, updated_node)
 
     def leave_Subscript(
@@ -194,26 +244,38 @@ class LiftTransformer(cst.CSTTransformer):
         fix = self.functions.get(original_node)
         if fix is None:
             return updated_node
-        return updated_node.with_changes(params=_with_keyword_only(updated_node.params, fix.lifts))
+        return updated_node.with_changes(params=_with_lifted(updated_node.params, fix))
 
     def leave_FunctionDef(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        split = self.splits.get(original_node)
+        if split is not None:
+            return self._split(original_node, updated_node, split)
         fix = self.functions.get(original_node)
         if fix is None:
             return updated_node
-        updated_node = updated_node.with_changes(
-            params=_with_keyword_only(updated_node.params, fix.lifts)
-        )
+        updated_node = updated_node.with_changes(params=_with_lifted(updated_node.params, fix))
         decorated = [site for site in fix.sites if site.form is Form.DECORATOR]
         if not decorated:
-            if not _has_wrapper(fix):
+            if not _has_wrapper(fix) and not fix.plain_wrapper:
                 return updated_node
             # The wrappers carry the name's docstring; the raw function gets a name of its own.
             updated_node = _without_docstring(updated_node)
             if fix.raw_name is not None:
                 updated_node = updated_node.with_changes(name=cst.Name(fix.raw_name))
-            return updated_node
+            if not fix.plain_wrapper or fix.raw_name is None:
+                return updated_node
+            # Uses that are not compiled call a plain wrapper, which reads the values then.
+            method = fix.method_self
+            plain = self._call_wrapper(
+                original_node.name.value, original_node.params, original_node.returns,
+                _docstring(original_node), f"{method}.{fix.raw_name}" if method else fix.raw_name,
+                drop_first=method is not None,
+                lifted=[(lift.parameter, lift.value_code) for lift in fix.lifts],
+                positional=fix.positional, indent=fix.indent, module_level=fix.def_module_level,
+            )  # fmt: skip
+            return cst.FlattenSentinel([updated_node, plain])
         site = decorated[0]
         above = fix.wrapper_decorators
         compiled_def = _without_docstring(updated_node).with_changes(
@@ -230,6 +292,25 @@ class LiftTransformer(cst.CSTTransformer):
         self.wrappers.add(id(wrapper))
         return cst.FlattenSentinel([compiled_def, wrapper])
 
+    def _split(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef, split: Split
+    ) -> cst.FlattenSentinel[cst.BaseStatement]:
+        """A helper the values pass through: its ``_impl`` takes them, and its name becomes a
+        plain wrapper passing them as they are when it runs."""
+        parameters = [(parameter, None) for parameter, _ in split.parameters]
+        impl = _without_docstring(updated_node).with_changes(
+            name=cst.Name(split.impl_name),
+            params=_with_keyword_only(updated_node.params, parameters),
+        )
+        method = split.method_self
+        wrapper = self._call_wrapper(
+            original_node.name.value, original_node.params, original_node.returns,
+            _docstring(original_node), f"{method}.{split.impl_name}" if method else split.impl_name,
+            drop_first=method is not None, lifted=split.parameters, positional=False,
+            indent=split.indent, module_level=split.module_level,
+        )  # fmt: skip
+        return cst.FlattenSentinel([impl, wrapper])
+
     def leave_Decorator(
         self, original_node: cst.Decorator, updated_node: cst.Decorator
     ) -> cst.Decorator:
@@ -237,10 +318,17 @@ class LiftTransformer(cst.CSTTransformer):
         if entry is None:
             return updated_node
         fix, site = entry
+        expr = updated_node.decorator
+        if site.options:
+            if not isinstance(expr, cst.Call):
+                # ``@jax.pmap`` takes options only through ``functools.partial``.
+                assert site.partial_name is not None
+                partial = cst.parse_expression(site.partial_name)
+                expr = cst.Call(func=partial, args=[cst.Arg(expr)])
+            return updated_node.with_changes(decorator=_with_options(expr, site.options))
         static = _static_names(fix, site)
         if not static:
             return updated_node
-        expr = updated_node.decorator
         if isinstance(expr, cst.Call):
             return updated_node.with_changes(decorator=_add_static_argnames(expr, static))
         call = cst.Call(func=expr, args=[_static_arg(static)])
@@ -254,45 +342,92 @@ class LiftTransformer(cst.CSTTransformer):
             updated_node = updated_node.with_changes(
                 func=cst.Name(target), args=[*updated_node.args, *passed]
             )
+        redirect = self.redirects.get(original_node)
+        if redirect is not None:
+            callee, keywords = redirect
+            func = updated_node.func
+            if isinstance(func, cst.Name):
+                func = func.with_changes(value=callee)
+            elif isinstance(func, cst.Attribute):
+                func = func.with_changes(attr=cst.Name(callee))
+            passed = [_keyword(name, value) for name, value in keywords]
+            updated_node = updated_node.with_changes(func=func, args=[*updated_node.args, *passed])
         entry = self.compile_calls.get(original_node)
         if entry is not None:
             static = _static_names(*entry)
             if static:
                 updated_node = _add_static_argnames(updated_node, static)
-        fix = self.inline_calls.get(original_node)
-        if fix is not None:
+        options = self.option_calls.get(original_node)
+        if options is not None and options.options:
+            updated_node = _with_options(updated_node, options.options)
+        inline = self.inline_calls.get(original_node)
+        if inline is not None:
             updated_node = updated_node.with_changes(
-                args=[*updated_node.args, *_lifted_arguments(fix)]
+                args=[*updated_node.args, *_lifted_arguments(*inline)]
             )
+        passed_on = self.passed_calls.get(original_node)
+        if passed_on is not None:
+            # Bound before the statement (``leave_SimpleStatementLine``); handed on by name.
+            self.passed_made[id(passed_on[1])] = updated_node
+            name = passed_on[1].wrapper_name
+            assert name is not None
+            return cst.Name(name, lpar=updated_node.lpar, rpar=updated_node.rpar)
         return updated_node
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        passed = self.passed_statements.get(original_node)
+        if passed:
+            return self._bind_passed(updated_node, passed)
         entry = self.assignments.get(original_node)
         if entry is None:
             return updated_node
         fix, site = entry
         assign = updated_node.body[0]
         assert isinstance(assign, (cst.Assign, cst.AnnAssign))
-        target = cst.Name(fix.compiled_name)
+        target = cst.Name(site.compiled_name or fix.compiled_name)
         if isinstance(assign, cst.Assign):
             renamed: cst.BaseSmallStatement = assign.with_changes(
                 targets=[cst.AssignTarget(target)]
             )
         else:
             renamed = assign.with_changes(target=target)
+        assert site.bound_name is not None
+        wrapper = self._site_wrapper(fix, site, site.bound_name)
+        return cst.FlattenSentinel([updated_node.with_changes(body=[renamed]), wrapper])
+
+    def _bind_passed(
+        self,
+        statement: cst.SimpleStatementLine,
+        passed: list[tuple[FunctionFix, SitePlan]],
+    ) -> cst.FlattenSentinel[cst.BaseStatement]:
+        """Before a statement that hands a compiled object on: the compiled object and its
+        wrapper, bound to names; the statement hands on the wrapper."""
+        made: list[cst.BaseStatement] = []
+        for fix, site in passed:
+            call = self.passed_made.get(id(site))
+            assert call is not None and site.compiled_name and site.wrapper_name
+            target = cst.AssignTarget(cst.Name(site.compiled_name))
+            assign = cst.SimpleStatementLine([cst.Assign([target], call)])
+            if not made:
+                assign = assign.with_changes(leading_lines=statement.leading_lines)
+            made.extend([assign, self._site_wrapper(fix, site, site.wrapper_name)])
+        return cst.FlattenSentinel([*made, statement.with_changes(leading_lines=())])
+
+    def _site_wrapper(self, fix: FunctionFix, site: SitePlan, name: str) -> cst.FunctionDef:
+        """The wrapper a compile site binds: the compiled function's signature, without what a
+        partial binds or the ``self`` of a bound method."""
         function = self.originals[id(fix)]
         params = function.params
         returns = function.returns if isinstance(function, cst.FunctionDef) else None
         docstring = _docstring(function) if isinstance(function, cst.FunctionDef) else None
-        assert site.bound_name is not None
-        wrapper = self._wrapper(fix, site, site.bound_name, params, returns, docstring)
+        wrapper = self._wrapper(fix, site, name, params, returns, docstring)
         if isinstance(function, cst.FunctionDef):
             # The signature copied may name the function's type parameters (PEP 695).
             wrapper = wrapper.with_changes(type_parameters=function.type_parameters)
             self.wrappers.add(id(wrapper))
-        return cst.FlattenSentinel([updated_node.with_changes(body=[renamed]), wrapper])
+        return wrapper
 
     def _wrapper(
         self,
@@ -303,25 +438,54 @@ class LiftTransformer(cst.CSTTransformer):
         returns: cst.Annotation | None,
         docstring: str | None,
     ) -> cst.FunctionDef:
-        code = self.module.code_for_node
         params = _left_open(params, site.partial_positional, site.partial_keywords)
+        target = site.compiled_name or fix.compiled_name
+        drop_first = False
+        if site.receiver is not None:
+            # ``jax.jit(obj.method)``: ``self`` is bound; the values are read through ``obj``.
+            params = _without_first(params)
+        elif fix.method_self is not None:
+            # A method: the wrapper calls the compiled method through its own ``self``.
+            drop_first, target = True, f"{fix.method_self}.{fix.compiled_name}"
+        module_level = fix.module_level if site.module_level is None else site.module_level
+        return self._call_wrapper(
+            name, params, returns, docstring, target, drop_first=drop_first,
+            lifted=_lifted_values(fix, site), positional=fix.positional, indent=fix.indent,
+            module_level=module_level,
+        )  # fmt: skip
+
+    def _call_wrapper(
+        self,
+        name: str,
+        params: cst.Parameters,
+        returns: cst.Annotation | None,
+        docstring: str | None,
+        target: str,
+        *,
+        drop_first: bool,
+        lifted: Sequence[tuple[str, str]],
+        positional: bool,
+        indent: str,
+        module_level: bool,
+    ) -> cst.FunctionDef:
+        """``def name(params): return target(params..., values...)``."""
+        code = self.module.code_for_node
         signature = code(params)
         annotation = f" -> {code(returns.annotation)}" if returns is not None else ""
-        forwarded = _forwarded(params)
-        target = fix.compiled_name
-        if fix.method_self is not None:
-            # A method: the wrapper calls the compiled method through its own ``self``.
-            forwarded, target = forwarded[1:], f"{fix.method_self}.{fix.compiled_name}"
-        arguments = ", ".join(
-            [*forwarded, *(f"{lift.parameter}={lift.value_code}" for lift in fix.lifts)]
-        )
-        indent = fix.indent
+        given, keywords = _forwarded_parts(params)
+        if drop_first:
+            given = given[1:]
+        if positional:
+            arguments = [*given, *(value for _, value in lifted), *keywords]
+        else:
+            arguments = [*given, *keywords, *(f"{p}={value}" for p, value in lifted)]
         body = f"{indent}{docstring}\n" if docstring else ""
         source = (
-            f"def {name}({signature}){annotation}:\n{body}{indent}return {target}({arguments})\n"
+            f"def {name}({signature}){annotation}:\n{body}{indent}return {target}"
+            f"({', '.join(arguments)})\n"
         )
         wrapper = cst.parse_statement(source, config=self.module.config_for_parsing)
-        blank = [cst.EmptyLine(indent=False)] * (2 if fix.module_level else 1)
+        blank = [cst.EmptyLine(indent=False)] * (2 if module_level else 1)
         assert isinstance(wrapper, cst.FunctionDef)
         # The body's own indentation, not the piece's (a nested piece sits under a header).
         body_block = wrapper.body.with_changes(indent=indent)
@@ -427,22 +591,37 @@ def _left_open(params: cst.Parameters, positional: int, keywords: Sequence[str])
     )
 
 
-def _with_keyword_only(params: cst.Parameters, lifts: Sequence[Lift]) -> cst.Parameters:
+def _with_lifted(params: cst.Parameters, fix: FunctionFix) -> cst.Parameters:
+    """The compiled function's parameters with the lifted values: keyword-only, or after its
+    own positional parameters for a transform that maps keyword arguments."""
+    lifted = [(lift.parameter, lift.annotation) for lift in fix.lifts]
+    if fix.positional:
+        return _with_positional(params, lifted)
+    return _with_keyword_only(params, lifted)
+
+
+def _new_params(
+    params: cst.Parameters, lifted: Sequence[tuple[str, str | None]]
+) -> list[cst.Param]:
     existing = {
         p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)
     }
-    added = [
+    return [
         cst.Param(
-            cst.Name(lift.parameter),
+            cst.Name(name),
             annotation=(
-                cst.Annotation(cst.parse_expression(lift.annotation))
-                if lift.annotation is not None
-                else None
+                cst.Annotation(cst.parse_expression(annotation)) if annotation is not None else None
             ),
         )
-        for lift in lifts
-        if lift.parameter not in existing
+        for name, annotation in lifted
+        if name not in existing
     ]
+
+
+def _with_keyword_only(
+    params: cst.Parameters, lifted: Sequence[tuple[str, str | None]]
+) -> cst.Parameters:
+    added = _new_params(params, lifted)
     if not added:
         return params
     star_arg = params.star_arg
@@ -451,23 +630,76 @@ def _with_keyword_only(params: cst.Parameters, lifts: Sequence[Lift]) -> cst.Par
     return params.with_changes(star_arg=star_arg, kwonly_params=[*params.kwonly_params, *added])
 
 
-def _forwarded(params: cst.Parameters) -> list[str]:
-    forwarded = [p.name.value for p in (*params.posonly_params, *params.params)]
+def _with_positional(
+    params: cst.Parameters, lifted: Sequence[tuple[str, str | None]]
+) -> cst.Parameters:
+    added = _new_params(params, lifted)
+    if not added:
+        return params
+    own = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in params.params]
+    return params.with_changes(params=[*own, *added])
+
+
+def _without_first(params: cst.Parameters) -> cst.Parameters:
+    """The parameters of a method bound to its object: without ``self``."""
+    if params.posonly_params:
+        rest = params.posonly_params[1:]
+        return params.with_changes(
+            posonly_params=rest,
+            posonly_ind=params.posonly_ind if rest else cst.MaybeSentinel.DEFAULT,
+        )
+    return params.with_changes(params=params.params[1:])
+
+
+def _forwarded_parts(params: cst.Parameters) -> tuple[list[str], list[str]]:
+    """The wrapper's parameters as arguments: those given by position (``*args`` included), and
+    those given by keyword (``**kwargs`` included)."""
+    given = [p.name.value for p in (*params.posonly_params, *params.params)]
     if isinstance(params.star_arg, cst.Param):
-        forwarded.append(f"*{params.star_arg.name.value}")
-    forwarded.extend(f"{p.name.value}={p.name.value}" for p in params.kwonly_params)
+        given.append(f"*{params.star_arg.name.value}")
+    keywords = [f"{p.name.value}={p.name.value}" for p in params.kwonly_params]
     if params.star_kwarg is not None:
-        forwarded.append(f"**{params.star_kwarg.name.value}")
-    return forwarded
+        keywords.append(f"**{params.star_kwarg.name.value}")
+    return given, keywords
 
 
-def _lifted_arguments(fix: FunctionFix) -> list[cst.Arg]:
-    return [_keyword(lift.parameter, lift.value_code) for lift in fix.lifts]
+def _lifted_values(fix: FunctionFix, site: SitePlan) -> list[tuple[str, str]]:
+    """(parameter, what the site's wrapper passes): read through the object of a bound method
+    instead of its ``self``."""
+    values = []
+    for lift in fix.lifts:
+        value = lift.value_code
+        if site.receiver is not None and fix.method_self is not None:
+            value = site.receiver + value[len(fix.method_self) :]
+        values.append((lift.parameter, value))
+    return values
+
+
+def _lifted_arguments(fix: FunctionFix, site: SitePlan) -> list[cst.Arg]:
+    values = _lifted_values(fix, site)
+    if fix.positional:
+        return [cst.Arg(cst.parse_expression(value)) for _, value in values]
+    return [_keyword(parameter, value) for parameter, value in values]
+
+
+def _with_options(call: cst.Call, options: Sequence[tuple[str, str]]) -> cst.Call:
+    """The call with each keyword set: replaced where given, added otherwise."""
+    args = list(call.args)
+    for name, value in options:
+        for index, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == name:
+                args[index] = arg.with_changes(value=cst.parse_expression(value))
+                break
+        else:
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args.append(_keyword(name, value))
+    return call.with_changes(args=args)
 
 
 def _static_names(fix: FunctionFix, site: SitePlan) -> list[str]:
-    if site.transform in STATIC_BY_ITSELF:
-        return []
+    if site.transform in STATIC_BY_ITSELF or fix.positional:
+        return []  # equinox decides by itself; pmap's static values go by position
     return [lift.parameter for lift in fix.lifts if lift.static]
 
 

@@ -31,8 +31,10 @@ Fix safety
     as traced arguments; dtypes, functions, classes and strings, and literal numbers used where
     JAX needs a Python value, as static ones (hashable by construction). It is unsafe when the
     code does not show the values (only parameters or unknown calls), when they are arrays and
-    functions by turns, or when arrays are used where JAX needs a Python value; there is no fix
-    for a read inside a helper function, or for a function also used without compilation.
+    functions by turns, or when arrays are used where JAX needs a Python value. A value read
+    inside a helper function is passed on through it (the helper is split the same way and keeps
+    its name for other callers); a function also used without compilation keeps a plain wrapper
+    under its name, which reads the value when it runs.
 """
 
 from __future__ import annotations

@@ -27,9 +27,10 @@ Use instead
 Fix safety
     As for JC101: safe when the module shows what the global holds (arrays and numbers traced;
     dtypes, functions, classes, strings, and literal numbers used as Python values static),
-    unsafe when it does not or when the kinds disagree; no fix for a read inside a helper
-    function. A function compiled by call is renamed (``_f_impl``): other modules that import it
-    by its old name must change.
+    unsafe when it does not or when the kinds disagree; a read inside a helper function is passed
+    on through it. A function compiled by call is renamed (``_f_impl``): other modules that
+    import it by its old name must change, unless the module also uses it plainly (then a plain
+    wrapper keeps the name). Under ``jax.pmap`` the value is passed positionally, broadcast.
 """
 
 from __future__ import annotations

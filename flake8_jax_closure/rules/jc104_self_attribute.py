@@ -36,8 +36,11 @@ Use instead
 Fix safety
     With ``self`` static, the compiled method takes the attribute as a keyword-only parameter and
     a wrapper method of the same name passes ``self.<attr>`` on every call; the attribute's
-    values decide traced or static, and safety, as for JC101. There is no fix for a bound method
-    (``jax.jit(self.step)``) or for a read through another method or property.
+    values decide traced or static, and safety, as for JC101. A bound method
+    (``jax.jit(self.step)``) becomes a method taking the attribute, compiled for its object
+    behind a wrapper that reads the attribute through that object; a read through another method
+    is passed on through it. There is no fix for a read through a property, or for a compiled
+    method that changes the attribute it reads.
 """
 
 from __future__ import annotations

@@ -1,0 +1,306 @@
+"""Values read inside the functions a compiled function calls: passed through them.
+
+A helper that reads a lifted value (a plain function of the module called by name, or a method
+of the class called through ``self``) is split the way a function compiled by call is:
+``_<helper>_impl`` takes the value as a keyword-only parameter, and the helper's own name
+becomes a plain wrapper, with the old signature and docstring, that passes the value as it is
+when the wrapper runs. The compiled function, and each helper on the way, calls the ``_impl``
+with the value it was given.
+
+    def l2(w):                                 def _l2_impl(w, *, WEIGHT_DECAY):
+        return WEIGHT_DECAY * sum(w**2)  ->        return WEIGHT_DECAY * sum(w**2)
+
+                                               def l2(w):
+                                                   return _l2_impl(w, WEIGHT_DECAY=WEIGHT_DECAY)
+
+Every other caller calls the wrapper and reads the value when it calls, as before. A default
+for the new parameter would not do: a default is evaluated once, when the ``def`` runs; a
+sentinel default (``scale=_UNSET``, then ``if scale is _UNSET: scale = SCALE``) would keep a
+read of the variable inside the helper, on the compiled function's path as far as any reader
+(and this linter) can tell; ``None`` is a value some variables hold.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..analysis.captures import method_self_name
+from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
+
+# How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not
+# reported, so they are not passed either.
+HELPER_DEPTH = 3
+
+
+class CannotThread(Exception):
+    """The value cannot be passed through a helper; the message says why."""
+
+
+@dataclass
+class HelperCall:
+    """A call of a helper on the value's way, in the compiled function or in another helper."""
+
+    call: ast.Call
+    helper: Scope
+    caller: Scope  # the compiled function, or a helper
+    scope: Scope  # where the call is (the caller, or a scope nested in it)
+
+
+@dataclass
+class Chain:
+    """The helpers a compiled function reaches the value through."""
+
+    helpers: list[Scope] = field(default_factory=list)
+    # id(helper) -> its own reads of the value
+    reads: dict[int, list[Read]] = field(default_factory=dict)
+    calls: list[HelperCall] = field(default_factory=list)
+
+    def below(self, helper: Scope) -> list[Scope]:
+        """``helper`` and the helpers on the value's way that it calls, directly or not."""
+        found: list[Scope] = []
+        pending = [helper]
+        while pending:
+            current = pending.pop()
+            if any(current is seen for seen in found):
+                continue
+            found.append(current)
+            pending.extend(c.helper for c in self.calls if c.caller is current)
+        return found
+
+
+class HelperFinder:
+    """Finds the helpers through which a compiled function reads one variable."""
+
+    def __init__(self, facts: Facts, compiled_functions: set[int]) -> None:
+        self.facts = facts
+        self.compiled_functions = compiled_functions
+        self._functions: dict[tuple[int, str], Scope | None] = {}
+
+    def chain(self, compiled: Scope, owner: Scope, name: str, attribute: str | None) -> Chain:
+        """Helpers reading ``name`` of ``owner`` (or, with ``attribute``, ``self.<attribute>``
+        where ``owner`` is the method whose ``self`` it is).
+
+        Raises CannotThread when a helper on the way cannot take the value.
+        """
+        found: dict[int, Scope] = {}
+        reads: dict[int, list[Read]] = {}
+        calls: list[HelperCall] = []
+        uncalled: list[tuple[Scope, Scope, int]] = []
+        pending = [(compiled, 1)]
+        while pending:
+            body, depth = pending.pop(0)
+            for helper, call, line, scope in self._helpers_called(body, attribute):
+                if helper is not body and helper.is_within(body):
+                    continue  # nested: its reads are the body's own
+                if helper is compiled:
+                    continue  # the compiled function calling itself (see ``_plan_recursion``)
+                if call is None:
+                    uncalled.append((body, helper, line))
+                else:
+                    calls.append(HelperCall(call, helper, body, scope))
+                if id(helper) not in found and depth <= HELPER_DEPTH:
+                    found[id(helper)] = helper
+                    reads[id(helper)] = list(self._own_reads(helper, owner, name, attribute))
+                    pending.append((helper, depth + 1))
+        reaching = {key for key, own in reads.items() if own}
+        changed = True
+        while changed:
+            changed = False
+            for edge in calls:
+                caller = id(edge.caller)
+                if id(edge.helper) in reaching and caller in found and caller not in reaching:
+                    reaching.add(caller)
+                    changed = True
+        chain = Chain(
+            [helper for key, helper in found.items() if key in reaching],
+            {key: reads[key] for key in reaching},
+            [edge for edge in calls if id(edge.helper) in reaching],
+        )
+        bodies = [compiled, *chain.helpers]
+        for body, helper, line in uncalled:
+            if id(helper) in reaching and any(body is b for b in bodies):
+                if _is_property(helper):
+                    shown = f"{name}.{attribute}" if attribute else name
+                    raise CannotThread(
+                        f"'{shown}' is read through the property '{helper.name}'; pass it "
+                        "explicitly, register the class as a pytree, or move the compiled "
+                        "function out of the class"
+                    )
+                raise CannotThread(
+                    f"'{helper.name}' reads it and is handed on without being called (line "
+                    f"{line}); the value cannot be passed through it"
+                )
+        for helper in chain.helpers:
+            self._check(helper, owner, name, attribute, chain)
+        return chain
+
+    # -- what a body calls ---------------------------------------------------------------------
+
+    def _helpers_called(
+        self, body: Scope, attribute: str | None
+    ) -> Iterator[tuple[Scope, ast.Call | None, int, Scope]]:
+        """The helpers ``body`` refers to: each with the call (None where it is not called), the
+        line and the scope of the reference."""
+        facts = self.facts
+        for read in list(facts.reads_within(body)):
+            helper: Scope | None
+            node: ast.AST
+            if attribute is None:
+                helper = self._plain_function(read)
+                node = read.node
+            else:
+                found = self._method_through_self(read)
+                if found is None:
+                    continue
+                helper, node = found
+            if helper is None:
+                continue
+            parent = facts.parent(node)
+            call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+            yield helper, call, read.line, read.scope
+
+    def _plain_function(self, read: Read) -> Scope | None:
+        """The def a name refers to, when it is a plain function of this module defined once and
+        not compiled itself (as ``captures.CaptureAnalysis._plain_function``). Called or not: a
+        helper handed on (``lax.fori_loop(0, n, body, x)``) runs while tracing too."""
+        facts = self.facts
+        owner = facts.resolve(read.scope, read.name)
+        key = (id(owner), read.name)
+        if key not in self._functions:
+            self._functions[key] = self._defined_once(owner, read.name)
+        return self._functions[key]
+
+    def _defined_once(self, owner: Scope, name: str) -> Scope | None:
+        facts = self.facts
+        bindings = facts.bindings_of(owner, name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+            return None
+        node = bindings[0].node
+        if id(node) in self.compiled_functions:
+            return None
+        scope = facts.scope_of(node)
+        if scope.parent is not None and scope.parent.kind is ScopeKind.CLASS:
+            return None
+        return scope
+
+    def _method_through_self(self, read: Read) -> tuple[Scope, ast.AST] | None:
+        """``self.helper`` where ``self`` is the first parameter of a method: that method of the
+        class (defined once), with the attribute node."""
+        facts = self.facts
+        owner = facts.resolve(read.scope, read.name)
+        if method_self_name(owner) != read.name or owner.parent is None:
+            return None
+        parent = facts.parent(read.node)
+        if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
+            return None
+        methods = [
+            child
+            for child in owner.parent.children
+            if child.kind is ScopeKind.FUNCTION and child.name == parent.attr
+        ]
+        if len(methods) != 1 or id(methods[0].node) in self.compiled_functions:
+            return None
+        return methods[0], parent
+
+    def _own_reads(
+        self, helper: Scope, owner: Scope, name: str, attribute: str | None
+    ) -> Iterator[Read]:
+        facts = self.facts
+        if attribute is None:
+            for read in facts.reads_within(helper):
+                if read.name == name and facts.resolve(read.scope, name) is owner:
+                    yield read
+            return
+        self_name = method_self_name(helper)
+        for read in facts.reads_within(helper):
+            if (
+                read.name == self_name
+                and facts.resolve(read.scope, read.name) is helper
+                and read.path[:1] == (f".{attribute}",)
+                and read.path_node is not None
+            ):
+                yield read
+
+    # -- what a helper must be to take the value -------------------------------------------------
+
+    def _check(
+        self, helper: Scope, owner: Scope, name: str, attribute: str | None, chain: Chain
+    ) -> None:
+        node = helper.node
+        shown = f"{name}.{attribute}" if attribute else name
+        if not isinstance(node, ast.FunctionDef):
+            raise CannotThread(f"'{helper.name}' is async; the value cannot be passed through it")
+        if node.decorator_list:
+            raise CannotThread(
+                f"'{shown}' is read inside '{helper.name}', which is decorated (a property, a "
+                "cache); pass it to the compiled function by hand"
+            )
+        if attribute is None:
+            for inner in _scopes_within(helper):
+                if name in inner.declared_global | inner.declared_nonlocal:
+                    raise CannotThread(f"'{helper.name}' rebinds '{name}' itself")
+            changes = [
+                *(b.scope for b in self.facts.bindings_of(owner, name)),
+                *(m.scope for m in self.facts.mutations_of(owner, name)),
+            ]
+            if any(scope.is_within(helper) for scope in changes):
+                raise CannotThread(f"'{helper.name}' changes '{name}' itself")
+        else:
+            for mutation in self.facts.attribute_changes(attribute):
+                if mutation.scope.is_within(helper) and mutation.name == method_self_name(helper):
+                    raise CannotThread(f"'{helper.name}' changes '{shown}' itself")
+            if self._overridden(helper):
+                raise CannotThread(
+                    f"'{helper.name}' is defined again in a subclass; the value cannot be passed "
+                    "through every version of it"
+                )
+        for call in chain.calls:
+            if call.caller is helper:
+                if not _passes_keywords(call.call):
+                    raise CannotThread(
+                        f"'{helper.name}' calls '{call.helper.name}' with unpacked keyword "
+                        "arguments"
+                    )
+
+    def _overridden(self, method: Scope) -> bool:
+        """Whether a class of this module that names the method's class as a base defines the
+        method again."""
+        cls = method.parent
+        assert cls is not None
+        for scope in self.facts.all_scopes():
+            node = scope.node
+            if scope.kind is not ScopeKind.CLASS or scope is cls:
+                continue
+            assert isinstance(node, ast.ClassDef)
+            if not any(_base_name(base) == cls.name for base in node.bases):
+                continue
+            if any(child.name == method.name for child in scope.children):
+                return True
+        return False
+
+
+def _is_property(helper: Scope) -> bool:
+    decorators = getattr(helper.node, "decorator_list", [])
+    return any(_base_name(d) in ("property", "cached_property") for d in decorators)
+
+
+def _passes_keywords(call: ast.Call) -> bool:
+    return all(keyword.arg is not None for keyword in call.keywords)
+
+
+def _base_name(base: ast.expr) -> str | None:
+    if isinstance(base, ast.Name):
+        return base.id
+    if isinstance(base, ast.Attribute):
+        return base.attr
+    return None
+
+
+def _scopes_within(scope: Scope) -> Iterator[Scope]:
+    pending = [scope]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(current.children)
