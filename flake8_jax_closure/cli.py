@@ -9,7 +9,6 @@ internal errors, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import difflib
 import multiprocessing
 import os
 import signal
@@ -24,6 +23,7 @@ from . import __version__
 from .cache import FindingsCache, default_directory
 from .config import ConfigCache, ConfigError, Overrides, check_selectors, per_file_ignores_flag
 from .diagnostics import Finding
+from .diffs import python_lines, unified_diff
 from .files import Source, SourceError, decode, read_source, write_source
 from .formats import FORMATS, FileReport, render, statistics, summary
 from .rules import ANALYSIS_FAILED
@@ -345,12 +345,14 @@ def check_file(
 def fix_file(
     path: str, settings: Settings, source: Source | None = None, write: bool = True
 ) -> FileResult:
-    """Fix one file. A ``source`` handed in (an editor's buffer on stdin) is never written:
-    ``path`` then only names it for messages and configuration, as in ruff and flake8."""
+    """Fix one file, or only compute its diff (``write=False``). A ``source`` handed in (an
+    editor's buffer on stdin) is never written: ``path`` then only names it for messages and
+    configuration, as in ruff and flake8."""
     from .engine import SourceSyntaxError, fix_source
 
     result = FileResult(path)
     from_stdin = source is not None
+    with_diff = not write
     write = write and not from_stdin
     try:
         source = source or read_source(path)
@@ -369,14 +371,14 @@ def fix_file(
             result.new_text = outcome.source
             if from_stdin:
                 result.output = source.encode(outcome.source)
-            result.diff = "".join(
-                difflib.unified_diff(
-                    source.text.splitlines(keepends=True),
-                    outcome.source.splitlines(keepends=True),
+            if with_diff:
+                result.diff = unified_diff(
+                    python_lines(source.text),
+                    python_lines(outcome.source),
+                    [(first, last, len(python_lines(new))) for first, last, new in outcome.changes],
                     fromfile=_diff_name("a", path),
                     tofile=_diff_name("b", path),
                 )
-            )
             if write:
                 write_source(source, outcome.source)
     except SourceError as error:

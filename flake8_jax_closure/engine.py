@@ -11,16 +11,20 @@ import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .analysis.captures import StaleCapture
 from .analysis.pipeline import ModuleAnalysis, analyse
 from .analysis.words import may_compile
-from .diagnostics import Applicability, Finding, Fix
+from .diagnostics import Applicability, Edit, Finding, Fix
 from .fix.plan import FixPlanner, FunctionFix, NoFix
 from .noqa import EVERY_CODE, file_exemption, is_suppressed
 from .positions import SourceLines
 from .rules import ANALYSIS_FAILED, RULES
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .fix.rewrite import Rewrite
 
 
 class SourceSyntaxError(Exception):
@@ -211,7 +215,8 @@ def _with_edits(
         and (edits_for is None or edits_for(finding))
     ]
     plans = list({id(plan): plan for plan in wanted}.values())
-    done = rewrite(analysis.source, plans)
+    with _paused_gc():
+        done = rewrite(analysis.source, plans)
     result = []
     for finding in analysis.findings:
         plan = analysis.plans.get(id(finding))
@@ -230,6 +235,8 @@ class FixResult:
     source: str  # the fixed source (the input when nothing applied)
     fixed: list[Finding]  # findings whose fix was applied
     remaining: list[Finding]  # findings left: no fix, or an unsafe fix not asked for
+    # The lines replaced, in order: (first line, last line, new text); the rest is unchanged.
+    changes: tuple[tuple[int, int, str], ...] = ()
 
 
 def fix_source(source: str, settings: Settings) -> FixResult:
@@ -253,25 +260,37 @@ def fix_source(source: str, settings: Settings) -> FixResult:
             remaining.append(finding)
     if not chosen:
         return FixResult(source, [], remaining)
-    new_source = apply_plans(source, list(chosen.values()))
-    if new_source is None:
+    done = _rewritten(source, list(chosen.values()))
+    if done is None:
         return FixResult(source, [], analysis.findings)
-    return FixResult(new_source, fixed, remaining)
+    pieces = {(e.start_line, e.end_line - 1, e.content) for e in _edits(done)}
+    return FixResult(done.text, fixed, remaining, tuple(sorted(pieces)))
 
 
 def apply_plans(source: str, plans: Sequence[FunctionFix]) -> str | None:
     """The source with the plans applied, or None when the result would not parse (or a plan
     could not be applied)."""
+    done = _rewritten(source, plans)
+    return None if done is None else done.text
+
+
+def _rewritten(source: str, plans: Sequence[FunctionFix]) -> Rewrite | None:
     from .fix.rewrite import rewrite
 
-    done = rewrite(source, plans)
+    with _paused_gc():  # libcst's trees, as the analysis's, are freed by reference counting
+        done = rewrite(source, plans)
     if done.failed:
         return None
     try:
         compile(done.text, "<fixed>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return done.text
+    return done
+
+
+def _edits(done: Rewrite) -> Iterator[Edit]:
+    for edits in done.edits.values():
+        yield from edits
 
 
 def _one_line(error: BaseException) -> str:

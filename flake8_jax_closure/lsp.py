@@ -9,6 +9,9 @@ to the rule's page, where one is at hand (``docs/rules`` of the checkout the ser
 the project has no web site, and a link must lead somewhere). Columns are UTF-16 code units, as
 the protocol counts them.
 
+libcst, which computes fixes, takes a few tenths of a second to import: a background thread
+imports it after ``initialize``, so that the first code action does not wait for it.
+
 Settings (initialization options or ``workspace/didChangeConfiguration``, at the top level or
 under ``flake8-jax-closure``) use the configuration's key names (``unsafeFixes`` or
 ``unsafe-fixes``, ``select``, ...) and win over the configuration file, as flags do on the
@@ -19,6 +22,7 @@ shown once until it changes.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +146,21 @@ class JaxClosureServer(LanguageServer):
 server = JaxClosureServer()
 
 
+def _import_the_rewrite() -> None:
+    from .fix import rewrite  # noqa: F401 - imported for later: libcst and the rewrite
+
+
+def warm_up() -> threading.Thread:
+    """Import what fixes need in the background (diagnostics never need it)."""
+    thread = threading.Thread(target=_import_the_rewrite, name="import libcst", daemon=True)
+    thread.start()
+    return thread
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: JaxClosureServer, params: types.InitializeParams) -> None:
     ls.set_overrides(params.initialization_options)
+    warm_up()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -211,3 +211,25 @@ def test_quick_changes_are_analysed_once(tmp_path: Path) -> None:
 
     seen = asyncio.run(run_session())
     assert [p.version for p in seen] == [11]
+
+
+def test_initialize_imports_the_rewrite_in_the_background() -> None:
+    """libcst is imported after ``initialize``, while the editor waits for nothing, so that the
+    first code action does not pay for the import."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys, threading\n"
+        "from lsprotocol import types\n"
+        "from flake8_jax_closure import lsp\n"
+        "assert 'libcst' not in sys.modules\n"
+        "params = types.InitializeParams(capabilities=types.ClientCapabilities())\n"
+        "lsp.initialize(lsp.server, params)\n"
+        "(thread,) = [t for t in threading.enumerate() if t.name == 'import libcst']\n"
+        "assert thread.daemon\n"
+        "thread.join(60)\n"
+        "assert 'libcst' in sys.modules and 'flake8_jax_closure.fix.rewrite' in sys.modules\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis.compiled import Form
 from ..diagnostics import Edit
 from ..positions import Span
+from .node_positions import node_ranges
 from .plan import STATIC_BY_ITSELF, FunctionFix, SitePlan, Split
 
 _HEADER = "if True:\n"
@@ -65,16 +65,11 @@ class NodeIndex:
     _KINDS = (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript, cst.Name)
 
     def __init__(self, module: cst.Module, line_offset: int) -> None:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.positions = positions = node_ranges(module)
         self._nodes: dict[tuple[str, Span], cst.CSTNode] = {}
         self._statements: dict[int, cst.SimpleStatementLine] = {}
-        for node, where in positions.items():
-            span = (
-                where.start.line + line_offset,
-                where.start.column,
-                where.end.line + line_offset,
-                where.end.column,
-            )
+        for node, ((start_line, start_column), (end_line, end_column)) in positions.items():
+            span = (start_line + line_offset, start_column, end_line + line_offset, end_column)
             if isinstance(node, self._KINDS):
                 self._nodes.setdefault((type(node).__name__, span), node)
             elif isinstance(node, cst.SimpleStatementLine):
@@ -114,7 +109,11 @@ class NodeIndex:
 
 
 class LiftTransformer(cst.CSTTransformer):
-    """Applies function fixes to the module they were planned on."""
+    """Applies function fixes to the module they were planned on.
+
+    Only the nodes it changes and those around them are visited: a subtree without one is left
+    as it is (rebuilding every node of every statement costs more than all the rest of a fix).
+    """
 
     def __init__(
         self,
@@ -187,6 +186,17 @@ class LiftTransformer(cst.CSTTransformer):
                     statement = index.statement(site.passed_statement)
                     if statement is not None:
                         self.passed_statements.setdefault(statement, []).append((fix, site))
+        self._positions = index.positions
+        tables: list[Mapping[cst.CSTNode, object]] = [
+            self.functions, self.decorators, self.compile_calls, self.assignments,
+            self.inline_calls, self.replacements, self.renames, self.recursive_calls,
+            self.splits, self.redirects, self.method_reads, self.passed_calls,
+            self.passed_statements, self.option_calls,
+        ]  # fmt: skip
+        self._targets = {node for table in tables for node in table}
+        self._target_ranges = [
+            where for node in self._targets if (where := self._positions.get(node)) is not None
+        ]
 
     def _index_threading(self, index: NodeIndex, fix: FunctionFix) -> None:
         """Merge the splits and redirects of every plan: two compiled functions may call one
@@ -208,6 +218,22 @@ class LiftTransformer(cst.CSTTransformer):
                 continue
             callee, keywords = self.redirects.setdefault(call, (redirect.callee, []))
             keywords.extend(k for k in redirect.keywords if k not in keywords)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node in self._targets:
+            return True
+        where = self._positions.get(node)
+        if where is None:
+            return True
+        start, end = where
+        return any(start <= first and last <= end for first, last in self._target_ranges)
+
+    # No ``visit_<Node>_<attribute>`` methods here: skip libcst's lookup of them per child.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
 
     # -- reads inside the compiled function ----------------------------------------------------
 
