@@ -3,6 +3,10 @@
 Off by default. When on, the compile transforms the linter knows are instrumented for functions
 defined under the rootdir; a test fails when a compiled function's output differs from its eager
 evaluation during that test, naming the function and the captured names the linter reports.
+
+``pytest --jax-guard[=MODE]`` is the cheap check: the runtime guard (``flake8_jax_closure.guard``)
+fails a test at the compiled call that would reuse a trace whose captured values changed
+(``error``, the default), warns (``warn``) or traces again (``retrace``).
 """
 
 from __future__ import annotations
@@ -28,9 +32,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail tests whose compiled JAX functions return stale results (compares every "
         "compiled call with its eager evaluation)",
     )
+    group.addoption(
+        "--jax-guard",
+        nargs="?",
+        const="error",
+        default=None,
+        choices=("error", "warn", "retrace"),
+        metavar="MODE",
+        help="guard compiled JAX functions: a call that would reuse a trace whose captured "
+        "values changed fails the test (error, the default), warns (warn) or traces again "
+        "(retrace); cheap enough to leave on",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    guard_mode = config.getoption("--jax-guard")
+    if guard_mode is not None:
+        from .guard.pytest_support import GuardPlugin
+
+        config.pluginmanager.register(GuardPlugin(guard_mode), "jax-guard")
     if not config.getoption("--jax-stale-check"):
         return
     root = str(config.rootpath)

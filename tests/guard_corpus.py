@@ -41,11 +41,15 @@ def _differ(compiled: Any, eager: Any) -> bool:
 
     if difference_between(compiled, eager) > 0:
         return True
-    dtypes = [
-        [np.asarray(leaf).dtype for leaf in jax.tree_util.tree_leaves(tree)]
-        for tree in (compiled, eager)
-    ]
-    return dtypes[0] != dtypes[1]
+    leaves = jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(eager)
+    pairs = zip(*leaves, strict=False)
+    # Eager code may return Python numbers where compiled code returns arrays: only arrays
+    # on both sides have dtypes to compare.
+    return any(
+        np.dtype(a.dtype) != np.dtype(b.dtype)
+        for a, b in pairs
+        if hasattr(a, "dtype") and hasattr(b, "dtype")
+    )
 
 
 def _unguarded(guarded: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -80,7 +80,10 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.set_custom_exc((StaleCaptureError,), show)
 
     def jax_guard(line: str) -> None:
-        mode = line.strip() or SETTINGS.mode
+        mode = line.strip()
+        if not mode:
+            print(f"guard mode: {SETTINGS.mode}")
+            return
         if mode == "off":
             uninstall()
             print("guard off: functions compiled from now on are not guarded")

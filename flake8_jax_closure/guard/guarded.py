@@ -42,9 +42,12 @@ MAX_RECORDS = 64  # traces remembered per function; JAX's own caches are bounded
 _PENDING: Any = object()  # the signature of a record whose call has not returned yet
 
 
+OFF = "off"  # not installed: guarded functions record their traces but act on nothing
+
+
 @dataclass
 class Settings:
-    mode: str = "error"
+    mode: str = OFF
     warned: set[tuple[int, str]] = field(default_factory=set)
     statistics: list[FunctionStatistics] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -63,6 +66,18 @@ class FunctionStatistics:
 
 
 SETTINGS = Settings()
+
+
+def retrace_summary() -> list[str]:
+    """One line per function the guard traced again, with the values that made it."""
+    with SETTINGS.lock:
+        entries = [entry for entry in SETTINGS.statistics if entry.retraces]
+    return [
+        f"traced {entry.label} again {entry.retraces} times in {entry.calls} calls ("
+        + ", ".join(f"{name} changed {count} times" for name, count in entry.causes.items())
+        + ")"
+        for entry in entries
+    ]
 
 
 def _label(function: Any) -> str:
@@ -188,9 +203,43 @@ def _jit_signature(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
             tree_util.tracing_registry,
         )
         avals = tuple(core.shaped_abstractify(value) for value in dynamic)  # type: ignore[no-untyped-call]
-        return (info, signature, avals)
-    except Exception:  # noqa: BLE001 - private API: without it, every trace is a candidate
+        return (EXACT, info, signature, avals)
+    except Exception:  # noqa: BLE001 - private API: fall back on the coarse signature
         return None
+
+
+def _coarse_signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """For transforms that do not say how they key their traces (pmap, equinox): the
+    structure of the arguments, shape, dtype and weak type of each array, every other leaf by
+    value. Equal for two calls JAX may still tell apart (hence never taken as exact), and
+    different for calls that differ only in spelling (then every trace is a candidate)."""
+    try:
+        import jax
+        import numpy as np
+
+        leaves, structure = jax.tree_util.tree_flatten((args, kwargs))
+        parts: list[Any] = []
+        for leaf in leaves:
+            if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
+                weak = bool(getattr(leaf, "weak_type", False))
+                parts.append((np.shape(leaf), str(leaf.dtype), weak))
+            else:
+                parts.append(("static", leaf))
+        signature = (COARSE, structure, tuple(parts))
+        hash(signature)
+        return signature
+    except Exception:  # noqa: BLE001 - unhashable or opaque arguments: no signature
+        return None
+
+
+EXACT, COARSE = "exact", "coarse"
+
+
+def _same(left: Any, right: Any) -> bool:
+    try:
+        return left is not None and bool(left == right)
+    except Exception:  # noqa: BLE001 - static values that cannot be compared: not the same
+        return False
 
 
 class GuardedFunction:
@@ -237,7 +286,7 @@ class GuardedFunction:
         return self._careful(method, args, kwargs)
 
     def _careful(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _eager():
+        if SETTINGS.mode == OFF or _eager():
             return getattr(self._compiled, method)(*args, **kwargs)
         probe = self._probe
         stale: dict[int, list[Change]] = {}
@@ -250,7 +299,7 @@ class GuardedFunction:
         signature = None
         if stale or outer is not None:
             signature = self._signature(args, kwargs)
-        matched = [r for r in probe.records if signature is not None and r.signature == signature]
+        matched = [r for r in probe.records if _same(r.signature, signature)]
         candidates = matched or [r for r in probe.records if r.signature is not _PENDING]
         mode = SETTINGS.mode
         if mode == "retrace" and any(r.number in stale for r in candidates):
@@ -262,8 +311,9 @@ class GuardedFunction:
         if probe.traces != traces:
             self._tag(probe, traces, args, kwargs, signature)
             return out
-        # The call reused a trace: the one matching its signature, or one of the candidates.
-        reused = matched[:1] or candidates
+        # The call reused a trace: the one its signature names, or one of the candidates. The
+        # guard fires only when every trace the call may have reused is stale.
+        reused = candidates
         if reused and all(r.number in stale for r in reused) and mode != "retrace":
             self._stale(reused[0], stale[reused[0].number])
         if outer is not None:
@@ -272,9 +322,10 @@ class GuardedFunction:
         return out
 
     def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self._kind != "jit":
-            return None
-        return _jit_signature(self._compiled, args, kwargs)
+        signature = None
+        if self._kind == "jit":
+            signature = _jit_signature(self._compiled, args, kwargs)
+        return signature if signature is not None else _coarse_signature(args, kwargs)
 
     def _tag(
         self,
@@ -291,8 +342,10 @@ class GuardedFunction:
         new = [r for r in probe.records if r.signature is _PENDING]
         for record in new:
             record.signature = signature
-        if signature is not None:
-            probe.records[:] = [r for r in probe.records if r.signature != signature or r in new]
+        if signature is not None and signature[0] == EXACT:
+            probe.records[:] = [
+                r for r in probe.records if r in new or not _same(r.signature, signature)
+            ]
         del probe.records[: max(0, len(probe.records) - MAX_RECORDS)]
 
     def _stale(self, record: Record, changes: list[Change]) -> None:

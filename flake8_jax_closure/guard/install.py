@@ -3,7 +3,8 @@
 ``install`` replaces ``jax.jit``, ``jax.pmap``, ``jax.experimental.pjit.pjit`` and (as soon as
 equinox is imported, now or later) ``equinox.filter_jit`` and ``equinox.filter_pmap``. Functions
 of library code pass straight through to JAX: equinox, optax and flax call ``jax.jit``
-themselves. Functions compiled while the guard is installed stay guarded after ``uninstall``.
+themselves. The mode applies to every guarded function's calls; ``uninstall`` gives JAX its
+transforms back and turns the checks off, also for functions compiled while it was installed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import MethodType, ModuleType
 from typing import Any
 
-from .guarded import MODES, SETTINGS, GuardedFunction
+from .guarded import MODES, OFF, SETTINGS, GuardedFunction
 from .library import is_user_code
 from .tracing import main_code
 
@@ -155,8 +156,9 @@ def install(mode: str = "error") -> None:
 
 
 def uninstall() -> None:
-    """Give JAX its transforms back. Functions compiled while installed stay guarded."""
+    """Give JAX its transforms back; guarded functions stop checking their calls."""
     global _hook
+    SETTINGS.mode = OFF
     if _hook is not None:
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(_hook)
@@ -184,6 +186,6 @@ def guarding(mode: str = "error") -> Iterator[None]:
     try:
         yield
     finally:
-        SETTINGS.mode = previous_mode
         if not was_installed:
             uninstall()
+        SETTINGS.mode = previous_mode

@@ -61,7 +61,15 @@ def is_library_file(filename: str) -> bool:
 
 
 def is_user_code(code: CodeType) -> bool:
+    if code.co_filename == "<string>" and _generated_by_the_standard_library(code):
+        return False
     return not is_library_file(code.co_filename)
+
+
+def _generated_by_the_standard_library(code: CodeType) -> bool:
+    """``dataclasses`` and ``collections.namedtuple`` write methods with ``exec``."""
+    names = (*code.co_names, *code.co_freevars)
+    return any(name.startswith("__dataclass_") for name in names) or "_tuple_new" in names
 
 
 def is_library_module(module: ModuleType) -> bool:

@@ -116,16 +116,10 @@ def _print_traceback(error: BaseException, stderr: TextIO) -> None:
 
 
 def _summary(stderr: TextIO) -> None:
-    from . import statistics
+    from .guarded import retrace_summary
 
-    for entry in statistics():
-        if entry.retraces:
-            causes = ", ".join(f"{name} {count} times" for name, count in entry.causes.items())
-            print(
-                f"flake8-jax-closure guard: traced {entry.label} again {entry.retraces} "
-                f"times in {entry.calls} calls ({causes})",
-                file=stderr,
-            )
+    for line in retrace_summary():
+        print(f"flake8-jax-closure guard: {line}", file=stderr)
 
 
 def run(invocation: Invocation, stderr: TextIO) -> int:

@@ -96,20 +96,38 @@ class _Both:
         return self if self.mine is not None or self.theirs is not None else None
 
 
-def _global_trace(previous: TraceFunction | None) -> TraceFunction:
-    def trace(frame: FrameType, event: str, arg: Any) -> Any:
-        theirs = previous(frame, event, arg) if previous is not None else None
-        code = frame.f_code
-        user = _USER.get(code)
-        if user is None:
-            user = _USER[code] = is_user_code(code)
-        stack = getattr(_local, "sessions", None)
-        if not user or not stack:
-            return theirs
-        mine = stack[-1].enter(frame)
-        return mine if theirs is None else _Both(mine, theirs)
+def _classify(code: CodeType) -> bool:
+    user = _USER[code] = is_user_code(code)
+    return user
 
-    return trace
+
+def _global_trace(previous: TraceFunction | None) -> TraceFunction:
+    """The function ``sys.settrace`` gets while a trace runs. It is called for every frame
+    JAX's tracing machinery enters, so library frames leave it after one dictionary lookup."""
+    known = _USER.get
+    local = _local
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        user = known(code)
+        if user is None:
+            user = _classify(code)
+        if not user:
+            return None
+        stack = local.sessions
+        return stack[-1].enter(frame) if stack else None
+
+    if previous is None:
+        return trace
+
+    def chained(frame: FrameType, event: str, arg: Any) -> Any:
+        theirs = previous(frame, event, arg)
+        mine = trace(frame, event, arg)
+        if mine is None or theirs is None:
+            return mine or theirs
+        return _Both(mine, theirs)
+
+    return chained
 
 
 class Session:
