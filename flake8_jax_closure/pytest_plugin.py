@@ -11,6 +11,7 @@ fails a test at the compiled call that would reuse a trace whose captured values
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Generator
 from typing import Any
@@ -37,12 +38,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         nargs="?",
         const="error",
         default=None,
-        choices=("error", "warn", "retrace"),
+        type=_guard_mode,
         metavar="MODE",
         help="guard compiled JAX functions: a call that would reuse a trace whose captured "
         "values changed fails the test (error, the default), warns (warn) or traces again "
         "(retrace); cheap enough to leave on",
     )
+
+
+def _guard_mode(value: str) -> str:
+    # ``--jax-guard tests/`` would read ``tests/`` as the mode (as ``--cov tests/`` does).
+    if value not in ("error", "warn", "retrace"):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a mode (error, warn, retrace): write --jax-guard=MODE, or put "
+            "paths before --jax-guard"
+        )
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:

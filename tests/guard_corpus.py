@@ -83,9 +83,13 @@ class _CallJudge:
 
         from flake8_jax_closure.guard import StaleCaptureError
         from flake8_jax_closure.guard.guarded import GuardedFunction
+        from flake8_jax_closure.instrument import _FreshTraces
 
         real_call = GuardedFunction.__call__
         judge = self
+        # checkpoint caches its traces too, even without jit: each eager evaluation traces in
+        # a fresh context, as verify's do.
+        fresh = _FreshTraces()
 
         def call(guarded: GuardedFunction, *args: Any, **kwargs: Any) -> Any:
             if judge.depth:
@@ -95,7 +99,7 @@ class _CallJudge:
             number = judge.calls
             try:
                 try:
-                    with jax.disable_jit():
+                    with jax.disable_jit(), fresh():
                         eager = real_call(guarded, *args, **kwargs)
                 except Exception:  # noqa: BLE001 - the compiled call shows the real error
                     return real_call(guarded, *args, **kwargs)

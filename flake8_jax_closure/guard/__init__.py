@@ -64,8 +64,7 @@ MODE_VARIABLE = "FLAKE8_JAX_CLOSURE_GUARD_MODE"
 
 def statistics() -> list[FunctionStatistics]:
     """Per guarded function: calls, stale calls, retraces and the values that caused them."""
-    with SETTINGS.lock:
-        return list(SETTINGS.statistics)
+    return SETTINGS.all_statistics()
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -22,6 +22,7 @@ call picks the trace JAX will reuse (for ``jax.jit``), and
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import threading
 import warnings
@@ -45,12 +46,35 @@ _PENDING: Any = object()  # the signature of a record whose call has not returne
 OFF = "off"  # not installed: guarded functions record their traces but act on nothing
 
 
+_numbers = itertools.count()
+
+
+def last_number() -> int:
+    """The number of the latest function's statistics: later ones are numbered higher."""
+    entries = SETTINGS.all_statistics()
+    return entries[-1].number if entries else -1
+
+
 @dataclass
 class Settings:
     mode: str = OFF
     warned: set[tuple[int, str]] = field(default_factory=set)
-    statistics: list[FunctionStatistics] = field(default_factory=list)
+    # Every guarded function's figures while it lives; those with stale calls or retraces
+    # for good (a report at exit names them).
+    statistics: weakref.WeakValueDictionary[int, FunctionStatistics] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
+    notable: dict[int, FunctionStatistics] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def all_statistics(self) -> list[FunctionStatistics]:
+        with self.lock:
+            entries = {**self.statistics, **self.notable}
+        return [entries[number] for number in sorted(entries)]
+
+    def keep(self, entry: FunctionStatistics) -> None:
+        with self.lock:
+            self.notable[entry.number] = entry
 
 
 @dataclass(eq=False)
@@ -58,6 +82,7 @@ class FunctionStatistics:
     """What happened to one guarded function: calls, stale calls, retraces and their causes."""
 
     label: str
+    number: int = field(default_factory=lambda: next(_numbers))
     calls: int = 0
     stale_calls: int = 0
     retraces: int = 0
@@ -68,10 +93,10 @@ class FunctionStatistics:
 SETTINGS = Settings()
 
 
-def retrace_summary() -> list[str]:
-    """One line per function the guard traced again, with the values that made it."""
-    with SETTINGS.lock:
-        entries = [entry for entry in SETTINGS.statistics if entry.retraces]
+def retrace_summary(after: int = -1) -> list[str]:
+    """One line per function the guard traced again (of those guarded after the entry
+    numbered ``after``), with the values that made it."""
+    entries = [e for e in SETTINGS.all_statistics() if e.retraces and e.number > after]
     return [
         f"traced {entry.label} again {entry.retraces} times in {entry.calls} calls ("
         + ", ".join(f"{name} changed {count} times" for name, count in entry.causes.items())
@@ -181,7 +206,7 @@ def probe_for(kind: str, function: Any) -> Probe:
     if probe is None:
         statistics = FunctionStatistics(_label(function))
         with SETTINGS.lock:
-            SETTINGS.statistics.append(statistics)
+            SETTINGS.statistics[statistics.number] = statistics
         probe = _PROBES[key] = Probe(function, statistics)
     return probe
 
@@ -350,6 +375,7 @@ class GuardedFunction:
 
     def _stale(self, record: Record, changes: list[Change]) -> None:
         self._statistics.stale_calls += 1
+        SETTINGS.keep(self._statistics)
         label = self._statistics.label
         if SETTINGS.mode == "error":
             raise error_for(label, changes)
@@ -367,6 +393,7 @@ class GuardedFunction:
     def _retrace(self, changes: list[Change]) -> None:
         statistics = self._statistics
         statistics.retraces += 1
+        SETTINGS.keep(statistics)
         for change in changes:
             name = change.read.name
             statistics.causes[name] += 1

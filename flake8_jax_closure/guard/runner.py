@@ -97,6 +97,18 @@ def _exit_status(error: SystemExit, stderr: TextIO) -> int:
     return 1
 
 
+def _raised_by_runpy(error: BaseException) -> bool:
+    """The module to run was not found: no frame of the program is in the traceback."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not (filename.startswith(here) or "runpy" in filename):
+            return False
+        tb = tb.tb_next
+    return True
+
+
 def _print_traceback(error: BaseException, stderr: TextIO) -> None:
     """Python's traceback, starting at the program's first frame."""
     tb = error.__traceback__
@@ -115,10 +127,10 @@ def _print_traceback(error: BaseException, stderr: TextIO) -> None:
     stderr.write("".join(lines))
 
 
-def _summary(stderr: TextIO) -> None:
+def _summary(stderr: TextIO, after: int) -> None:
     from .guarded import retrace_summary
 
-    for line in retrace_summary():
+    for line in retrace_summary(after):
         print(f"flake8-jax-closure guard: {line}", file=stderr)
 
 
@@ -137,6 +149,9 @@ def run(invocation: Invocation, stderr: TextIO) -> int:
             file=stderr,
         )
         return 2
+    from .guarded import last_number
+
+    before = last_number()
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
     try:
         if invocation.is_module:
@@ -155,8 +170,8 @@ def run(invocation: Invocation, stderr: TextIO) -> int:
         print(f"StaleCaptureError: {error}", file=stderr)
         status = 1
     except ImportError as error:
-        if invocation.is_module and getattr(error, "name", None) == invocation.target:
-            print(f"flake8-jax-closure guard: No module named {invocation.target}", file=stderr)
+        if invocation.is_module and _raised_by_runpy(error):
+            print(f"flake8-jax-closure guard: {error}", file=stderr)  # No module named ...
             status = 1
         else:
             sys.stdout.flush()
@@ -174,7 +189,10 @@ def run(invocation: Invocation, stderr: TextIO) -> int:
         if saved_path0 is not None:
             sys.path[0:1] = [saved_path0]
     if invocation.mode == "retrace":
-        _summary(stderr)
+        _summary(stderr, before)
+    from .install import uninstall
+
+    uninstall()  # the state of the process before, when run in process (tests)
     return status
 
 
