@@ -329,3 +329,44 @@ def test_ipython_cells_are_guarded(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("StaleCaptureError: compiled function 'f' (")
     assert "reused a trace that read scale (a global, at " in out
     assert "Traceback" not in out
+
+
+# -- verify -------------------------------------------------------------------------------------
+
+UNSEEN = """\
+import jax
+import jax.numpy as jnp
+
+WEIGHTS = [1.0, 2.0]
+
+
+@jax.jit
+def f(x):
+    return x * WEIGHTS[0]
+
+
+def adjust(values):
+    values[0] = 3.0
+
+
+if __name__ == "__main__":
+    print(f(jnp.ones(2)).tolist())
+    adjust(WEIGHTS)
+    print(f(jnp.ones(2)).tolist())
+"""
+
+
+@pytest.mark.slow
+def test_verify_names_a_stale_value_the_linter_does_not_see(tmp_path: Path) -> None:
+    # A list changed in place inside a function it is passed to: beyond the analysis.
+    program = tmp_path / "unseen.py"
+    program.write_text(UNSEEN)
+    out = io.StringIO()
+    assert main(["check", "--no-cache", str(program)], stdout=out, stderr=io.StringIO()) == 0
+    code = main(["verify", str(program)], stdout=out, stderr=io.StringIO())
+    assert code == 1
+    assert out.getvalue().endswith(
+        "no findings to verify\n"
+        f"{program}:7: guard: compiled 'f' reused a trace that read WEIGHTS[0] (an item, at "
+        f"{program}:9), which had changed: float 1.0 -> float 3.0 (JC103; no finding names it)\n"
+    )

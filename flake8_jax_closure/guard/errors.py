@@ -57,11 +57,15 @@ _ARTICLES = {
 }
 
 
+def kind_phrase(kind: str) -> str:
+    """``an item``, ``a global``, ``an attribute of self``."""
+    return _ARTICLES.get(kind, f"a {kind}") if kind else "a value"
+
+
 def _value_phrase(change: Change) -> str:
     """``CONFIG["clip"] (an item, at config.py:12)``."""
     read = change.read
-    kind = _ARTICLES.get(read.kind, f"a {read.kind}") if read.kind else "a value"
-    return f"{read.name} ({kind}, at {read.where})"
+    return f"{read.name} ({kind_phrase(read.kind)}, at {read.where})"
 
 
 def stale_message(function: str, changes: list[Change]) -> str:

@@ -44,6 +44,22 @@ _PENDING: Any = object()  # the signature of a record whose call has not returne
 
 
 OFF = "off"  # not installed: guarded functions record their traces but act on nothing
+RECORD = "record"  # for verify: note each stale function and value once, change nothing
+MAX_EVENTS = 1000
+
+
+@dataclass(frozen=True)
+class StaleEvent:
+    """A stale call seen in ``record`` mode: the compiled function and the changed value."""
+
+    function: str
+    first_line: int
+    filename: str
+    value: str
+    kind: str
+    where: str
+    summary: str
+    code: str
 
 
 _numbers = itertools.count()
@@ -65,6 +81,7 @@ class Settings:
         default_factory=weakref.WeakValueDictionary
     )
     notable: dict[int, FunctionStatistics] = field(default_factory=dict)
+    events: list[StaleEvent] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def all_statistics(self) -> list[FunctionStatistics]:
@@ -383,12 +400,30 @@ class GuardedFunction:
         with SETTINGS.lock:
             first = key not in SETTINGS.warned
             SETTINGS.warned.add(key)
-        if first:
+        if first and SETTINGS.mode == RECORD:
+            self._record_event(changes[0])
+        elif first:
             warn_at_user_code(str(error_for(label, changes)), StaleCaptureWarning)
         # Warned once: take the values as they are, so that later calls run at full speed.
         for change in changes:
             change.read.accept(change.now)
         record.refresh()
+
+    def _record_event(self, change: Change) -> None:
+        code = self._probe.code
+        event = StaleEvent(
+            function=code.co_name if code is not None else self._statistics.label,
+            first_line=code.co_firstlineno if code is not None else 0,
+            filename=code.co_filename if code is not None else "",
+            value=change.read.name,
+            kind=change.read.kind,
+            where=change.read.where,
+            summary=change.summary(),
+            code=change.code,
+        )
+        with SETTINGS.lock:
+            if len(SETTINGS.events) < MAX_EVENTS:
+                SETTINGS.events.append(event)
 
     def _retrace(self, changes: list[Change]) -> None:
         statistics = self._statistics

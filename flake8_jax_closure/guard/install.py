@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import MethodType, ModuleType
 from typing import Any
 
-from .guarded import MODES, OFF, SETTINGS, GuardedFunction
+from .guarded import MODES, OFF, RECORD, SETTINGS, GuardedFunction
 from .library import is_user_code
 from .tracing import main_code
 
@@ -134,7 +134,7 @@ def install(mode: str = "error") -> None:
     :class:`StaleCaptureError` instead of returning a stale result), ``warn`` (warn once per
     function and value) or ``retrace`` (trace again with the current values)."""
     global _hook
-    if mode not in MODES:
+    if mode not in (*MODES, RECORD):
         raise ValueError(f"unknown guard mode {mode!r}: expected one of {', '.join(MODES)}")
     SETTINGS.mode = mode
     import jax
