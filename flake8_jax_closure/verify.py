@@ -217,7 +217,7 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         applied = (finding.line, finding.name) in fixed_names
         report.findings.append(_judge(finding, applied, original_record, fixed_record, fixed_run))
     report.hint = _hint(source, original_run, options)
-    report.unexplained = _unexplained(original_run.guard, findings)
+    report.unexplained = _unexplained(original_run.guard, findings, original_spans)
     if options.write and report.success and outcome.fixed:
         from .files import read_source, write_source
 
@@ -248,14 +248,21 @@ def _judge(
     return FindingReport(finding, Verdict.CONFIRMED, original, fixed, changed)
 
 
-def _unexplained(events: list[dict[str, Any]], findings: list[Finding]) -> list[dict[str, Any]]:
+def _unexplained(
+    events: list[dict[str, Any]], findings: list[Finding], spans: Sequence[CompiledSpan]
+) -> list[dict[str, Any]]:
     """The guard's stale values that no finding of the same compiled function names
-    (``CONFIG["clip"]`` is named by a finding on ``CONFIG``)."""
+    (``CONFIG["clip"]`` is named by a finding on ``CONFIG``). The compiled function is the
+    one whose first line the guard reports (a lambda's name is its variable's for findings)."""
 
     def named(event: dict[str, Any], finding: Finding) -> bool:
         value, name = event["value"], finding.name
-        same_value = value == name or value.startswith((f"{name}.", f"{name}["))
-        return same_value and finding.function == str(event["function"])
+        if not (value == name or value.startswith((f"{name}.", f"{name}["))):
+            return False
+        index = _owning_function(finding, spans)
+        if index is not None and spans[index].first_line == event["first_line"]:
+            return True
+        return finding.function == str(event["function"])
 
     return [e for e in events if not any(named(e, finding) for finding in findings)]
 

@@ -370,3 +370,7 @@ def test_verify_names_a_stale_value_the_linter_does_not_see(tmp_path: Path) -> N
         f"{program}:7: guard: compiled 'f' reused a trace that read WEIGHTS[0] (an item, at "
         f"{program}:9), which had changed: float 1.0 -> float 3.0 (JC103; no finding names it)\n"
     )
+    # Where findings name the stale values (a lambda's by its variable), the guard adds nothing.
+    named = io.StringIO()
+    main(["verify", str(FIXTURES / "JC101_runnable_call_forms.py")], stdout=named)
+    assert "confirmed" in named.getvalue() and "guard:" not in named.getvalue()
