@@ -181,17 +181,45 @@ def check_cost(rounds: int) -> float:
     )
 
 
-def step_overhead(rounds: int) -> tuple[float, float, float]:
+def paired(
+    plain: Callable[[], Any], guarded: Callable[[], Any], pairs: int
+) -> tuple[float, float, float]:
+    """For calls of milliseconds: one call of each, in alternating order, ``pairs`` times.
+    Both see the same moment of the machine, so the median of the paired differences is the
+    guard's cost, not the machine's mood. Medians of each, and of the differences."""
+    now = clock()
+    plain_times, guarded_times, differences = [], [], []
+    for number in range(pairs):
+        order = [(plain, plain_times), (guarded, guarded_times)]
+        if number % 2:
+            order.reverse()
+        for function, times in order:
+            start = now()
+            function()
+            times.append(now() - start)
+        differences.append(guarded_times[-1] - plain_times[-1])
+    return (
+        statistics.median(plain_times),
+        statistics.median(guarded_times),
+        statistics.median(differences),
+    )
+
+
+def step_overhead(rounds: int) -> tuple[tuple[float, float, float], float]:
+    """The guarded step against JAX's, and (the noise floor) JAX's against another copy of
+    itself: the relative difference of the medians of paired steps."""
     params, x, y = mlp_data()
     step = mlp_step_function()
-    plain, guarded = REAL_JIT(step), guarded_jit(step)
-    for function in (plain, guarded):
+    plain, guarded, again = REAL_JIT(step), guarded_jit(step), REAL_JIT(mlp_step_function())
+    for function in (plain, guarded, again):
         jax.block_until_ready(function(params, x, y))
 
     def run(function: Any) -> Callable[[], Any]:
         return lambda: jax.block_until_ready(function(params, x, y))
 
-    return side_by_side(run(plain), run(guarded), 100, rounds)
+    measured = paired(run(plain), run(guarded), 100 * rounds)
+    first, _, difference = paired(run(plain), run(again), 100 * rounds)
+    return measured, difference / first
 
 
 def trace_overhead(rounds: int, compile: bool) -> tuple[float, float]:
@@ -255,7 +283,7 @@ def device() -> str:
 def run(rounds: int) -> str:
     plain_call, guarded_call, added_call, reads = call_overhead(rounds)
     check = check_cost(rounds)
-    plain_step, guarded_step, added_step = step_overhead(rounds)
+    (plain_step, guarded_step, added_step), noise = step_overhead(rounds)
     plain_trace, guarded_trace = trace_overhead(max(3, rounds // 3), compile=False)
     plain_first, guarded_first = trace_overhead(max(3, rounds // 3), compile=True)
     plain_peak, guarded_peak, fingerprint = memory()
@@ -283,9 +311,14 @@ def run(rounds: int) -> str:
         f"{guarded_call * 1e6:.2f} µs | {added_us:+.2f} µs | at most +{CALL_GOAL_US:g} µs | "
         f"{met(added_us <= CALL_GOAL_US)} |",
         f"| the guard's check of those {reads} values alone | | {check * 1e6:.2f} µs | | | |",
-        f"| MLP training step ({'-'.join(map(str, WIDTHS))}, batch {BATCH}) | "
+        f"| MLP training step ({'-'.join(map(str, WIDTHS))}, batch {BATCH}; medians of "
+        f"{100 * rounds} paired steps) | "
         f"{plain_step * 1e3:.2f} ms | {guarded_step * 1e3:.2f} ms | {percent(step_percent)} | "
         f"at most +{STEP_GOAL_PERCENT:g}% | {met(step_percent <= STEP_GOAL_PERCENT)} |",
+        f"| the same step, JAX alone against another copy of itself (noise) | | | "
+        f"{percent(100 * noise)} | | |",
+        f"| the guard's work in that step: a call's added time over the step | | | "
+        f"{100 * added_call / plain_step:+.2f}% | | |",
         f"| tracing that step (`.trace`) | {plain_trace * 1e3:.1f} ms | "
         f"{guarded_trace * 1e3:.1f} ms | {percent(trace_percent)} | | |",
         f"| first call of that step: trace and compile | {plain_first * 1e3:.0f} ms | "

@@ -319,3 +319,23 @@ def test_equinox_imported_after_install_is_guarded() -> None:
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
     )
     assert completed.stdout.strip() == "GuardedFunction", completed.stderr
+
+
+@guard.guarding("error")
+def test_equal_bound_methods_share_traces_as_in_jax() -> None:
+    class Model:
+        def __init__(self) -> None:
+            self.mul = 2.0
+
+        def apply(self, x: Any) -> Any:
+            return x * self.mul
+
+    model = Model()
+    first = jax.jit(model.apply)
+    first(X)
+    second = jax.jit(model.apply)  # an equal bound method, while the first wrapper lives
+    assert second._cache_size() == 1
+    model.mul = 3.0
+    error = pytest.raises(StaleCaptureError, second, X).value
+    assert (error.value, error.code) == ("self.mul", "JC104")
+    assert jax.jit(Model().apply)(X).tolist() == [0.0, 2.0, 4.0]  # another object: traced

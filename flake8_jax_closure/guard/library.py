@@ -68,8 +68,13 @@ def is_user_code(code: CodeType) -> bool:
 
 def _generated_by_the_standard_library(code: CodeType) -> bool:
     """``dataclasses`` and ``collections.namedtuple`` write methods with ``exec``."""
+    qualname = str(getattr(code, "co_qualname", ""))
     names = (*code.co_names, *code.co_freevars)
-    return any(name.startswith("__dataclass_") for name in names) or "_tuple_new" in names
+    return (
+        qualname.startswith("__create_fn__.")
+        or any(name.startswith("__dataclass_") for name in names)
+        or "_tuple_new" in names
+    )
 
 
 def is_library_module(module: ModuleType) -> bool:
