@@ -249,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra qualified names that compile like jax.jit",
     )
     commands.add_parser("lsp", help="run the language server over stdio (needs the [lsp] extra)")
+    # Parsed by the guard itself: its options stop at the program, as python's do.
+    commands.add_parser("guard", help="run a program with its compiled functions guarded")
     return parser
 
 
@@ -276,6 +278,11 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["guard"]:
+        from .guard.runner import main as guard
+
+        return guard(argv[1:], stdout, stderr)
     args = build_parser().parse_args(argv)
     try:
         if args.command == "verify":

@@ -3,10 +3,15 @@
 Off by default. When on, the compile transforms the linter knows are instrumented for functions
 defined under the rootdir; a test fails when a compiled function's output differs from its eager
 evaluation during that test, naming the function and the captured names the linter reports.
+
+``pytest --jax-guard[=MODE]`` is the cheap check: the runtime guard (``flake8_jax_closure.guard``)
+fails a test at the compiled call that would reuse a trace whose captured values changed
+(``error``, the default), warns (``warn``) or traces again (``retrace``).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Generator
 from typing import Any
@@ -28,9 +33,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail tests whose compiled JAX functions return stale results (compares every "
         "compiled call with its eager evaluation)",
     )
+    group.addoption(
+        "--jax-guard",
+        nargs="?",
+        const="error",
+        default=None,
+        type=_guard_mode,
+        metavar="MODE",
+        help="guard compiled JAX functions: a call that would reuse a trace whose captured "
+        "values changed fails the test (error, the default), warns (warn) or traces again "
+        "(retrace); cheap enough to leave on",
+    )
+
+
+def _guard_mode(value: str) -> str:
+    # ``--jax-guard tests/`` would read ``tests/`` as the mode (as ``--cov tests/`` does).
+    if value not in ("error", "warn", "retrace"):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a mode (error, warn, retrace): write --jax-guard=MODE, or put "
+            "paths before --jax-guard"
+        )
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    guard_mode = config.getoption("--jax-guard")
+    if guard_mode is not None:
+        from .guard.pytest_support import GuardPlugin
+
+        config.pluginmanager.register(GuardPlugin(guard_mode), "jax-guard")
     if not config.getoption("--jax-stale-check"):
         return
     root = str(config.rootpath)

@@ -24,6 +24,7 @@ from .analysis.compiled import CompiledFunctionFinder
 from .analysis.scopes import Facts
 from .diagnostics import Finding
 from .engine import SourceSyntaxError, check_source, fix_source, parse_tree
+from .guard.errors import kind_phrase
 from .settings import Settings
 
 
@@ -45,6 +46,8 @@ class RunOutcome:
     device_kind: str
     functions: dict[int, dict[str, Any]]  # first line of the compiled function -> record
     output_tail: str = ""
+    # What the runtime guard saw: stale calls, each naming the compiled function and the value.
+    guard: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +70,8 @@ class VerifyReport:
     written: bool = False
     # What to try when nothing ran (a file without a ``__main__`` block).
     hint: str | None = None
+    # Stale calls the runtime guard saw whose value no finding names.
+    unexplained: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -227,6 +232,7 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
         applied = (finding.line, finding.name) in fixed_names
         report.findings.append(_judge(finding, applied, original_record, fixed_record, fixed_run))
     report.hint = _hint(source, original_run, options)
+    report.unexplained = _unexplained(original_run.guard, findings, original_spans)
     if options.write and report.success and outcome.fixed:
         from .files import read_source, write_source
 
@@ -255,6 +261,25 @@ def _judge(
     if not original["divergent_calls"]:
         return FindingReport(finding, Verdict.NOT_REPRODUCED, original, fixed, changed)
     return FindingReport(finding, Verdict.CONFIRMED, original, fixed, changed)
+
+
+def _unexplained(
+    events: list[dict[str, Any]], findings: list[Finding], spans: Sequence[CompiledSpan]
+) -> list[dict[str, Any]]:
+    """The guard's stale values that no finding of the same compiled function names
+    (``CONFIG["clip"]`` is named by a finding on ``CONFIG``). The compiled function is the
+    one whose first line the guard reports (a lambda's name is its variable's for findings)."""
+
+    def named(event: dict[str, Any], finding: Finding) -> bool:
+        value, name = event["value"], finding.name
+        if not (value == name or value.startswith((f"{name}.", f"{name}["))):
+            return False
+        index = _owning_function(finding, spans)
+        if index is not None and spans[index].first_line == event["first_line"]:
+            return True
+        return finding.function == str(event["function"])
+
+    return [e for e in events if not any(named(e, finding) for finding in findings)]
 
 
 def _check_run(label: str, run: RunOutcome, options: VerifyOptions) -> None:
@@ -352,6 +377,7 @@ def _run_program(
         data.get("device_kind", ""),
         functions,
         _tail(completed.stdout),
+        data.get("guard", []),
     )
 
 
@@ -461,6 +487,16 @@ def render_text(report: VerifyReport) -> str:
                 lines.append(f"  fixed compiled output {followed}")
     if not report.findings:
         lines.append("no findings to verify")
+    for event in report.unexplained:
+        where = event["where"]
+        if event.get("line") is not None:
+            where = f"{report.path}:{event['line']}"
+        lines.append(
+            f"{report.path}:{event['first_line']}: guard: compiled '{event['function']}' "
+            f"reused a trace that read {event['value']} ({kind_phrase(event['kind'])}, at "
+            f"{where}), which had changed: {event['summary']} ({event['code']}; no finding "
+            "names it)"
+        )
     if report.hint is not None and report.findings:
         lines.append(f"hint: {report.hint}")
     if report.written:
@@ -487,6 +523,7 @@ def render_json(report: VerifyReport) -> str:
         "written": report.written,
         "success": report.success,
         "hint": report.hint,
+        "guard": report.unexplained,
         "findings": [
             {
                 "code": item.finding.code,

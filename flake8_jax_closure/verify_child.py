@@ -68,6 +68,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         return {**report, "status": "error", "error": str(error)}
     program = os.path.realpath(spec["program"])
     directory = os.path.dirname(program)
+    events = _install_guard()
     try:
         recorder = instrument.install(
             lambda filename: os.path.realpath(filename) == program, spec["compile_functions"]
@@ -106,7 +107,33 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     except BaseException as error:  # noqa: BLE001 - the report carries it to the parent
         report.update(status="error", error=_describe(error, program))
     report["functions"] = [r.as_json() for r in recorder.records.values()]
+    report["guard"] = [
+        {**event.__dict__, "line": _line_in(event.where, program)}
+        for event in events
+        if os.path.realpath(event.filename) == program
+    ]
     return report
+
+
+def _line_in(where: str, program: str) -> int | None:
+    """The line of ``file:line`` when the file is the program verified."""
+    filename, _, line = where.rpartition(":")
+    if line.isdigit() and os.path.realpath(filename) == program:
+        return int(line)
+    return None
+
+
+def _install_guard() -> list[Any]:
+    """The runtime guard, recording: it names the value behind a stale call, also where the
+    linter has no finding. Instrumentation goes on top of it."""
+    try:
+        from .guard.guarded import SETTINGS
+        from .guard.install import install
+
+        install("record")
+    except Exception:  # noqa: BLE001 - verify works without the guard's names
+        return []
+    return SETTINGS.events
 
 
 def main() -> None:

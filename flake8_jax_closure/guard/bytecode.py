@@ -1,0 +1,182 @@
+"""What a code object reads from outside itself, found in its bytecode.
+
+A *path* starts at a name (a global, a free variable of a closure, or a local such as ``self``)
+and follows attribute loads and subscripts by constants: ``CONFIG["clip"]``, ``self.mul``,
+``settings.LR``. Each path carries the line of its first instruction, so that the guard keeps
+only the paths on lines a trace actually ran. Paths that the code itself stores to
+(``self.n = ...``, ``CONFIG["k"] = ...``, ``global lr; lr = ...``) are the trace's own state.
+
+Bytecode rather than source: it exists for every function (lambdas, notebook cells, code built
+with ``exec``), names each load exactly, and costs one pass per code object, cached. The
+opcodes are those of CPython 3.10 to 3.14; unknown ones end a path, which only makes it shorter.
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+GLOBAL, FREE, LOCAL = "global", "free", "local"
+ATTR, ITEM = "attr", "item"
+
+Step = tuple[str, Any]  # (ATTR, name) or (ITEM, constant key)
+
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_DEREF_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"})
+_FAST_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"})
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+_CONST_LOADS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+# Instructions that leave the value being built untouched.
+_TRANSPARENT = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME", "NOT_TAKEN"})
+_KEY_TYPES = (str, int, bytes, bool, float, type(None))
+_METHOD_FLAG_IN_LOAD_ATTR = sys.version_info >= (3, 12)
+
+
+@dataclass(frozen=True)
+class PathRead:
+    """``root`` (of ``root_kind``) followed by ``steps``, read at ``line``. ``method``: the path
+    is the object a method is called on (``CONFIG.get(...)``, ``self.helper(x)``)."""
+
+    root_kind: str
+    root: str
+    steps: tuple[Step, ...]
+    line: int | None
+    method: bool = False
+
+
+@dataclass(frozen=True)
+class CodeReads:
+    reads: tuple[PathRead, ...]
+    stores: frozenset[tuple[str, str, tuple[Step, ...]]]
+
+
+def _is_key(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_key(item) for item in value)
+    return isinstance(value, _KEY_TYPES)
+
+
+def _is_subscript(instruction: dis.Instruction) -> bool:
+    if instruction.opname == "BINARY_SUBSCR":
+        return True
+    # 3.14: subscripts are a binary operator.
+    return instruction.opname == "BINARY_OP" and instruction.argrepr == "[]"
+
+
+class _Scanner:
+    def __init__(self, code: CodeType) -> None:
+        self.code = code
+        self.reads: list[PathRead] = []
+        self.stores: set[tuple[str, str, tuple[Step, ...]]] = set()
+        self.chain: tuple[str, str, list[Step], int | None] | None = None
+        self.key: Any = _NO_KEY
+        self.line: int | None = code.co_firstlineno
+
+    def _kind_of_deref(self, name: str) -> str:
+        # A variable of this function that inner functions capture is still its own local.
+        return FREE if name in self.code.co_freevars else LOCAL
+
+    def flush(self, method: bool = False) -> None:
+        chain, self.chain, self.key = self.chain, None, _NO_KEY
+        if chain is None:
+            return
+        kind, root, steps, line = chain
+        if kind == LOCAL and not steps and not method:
+            return  # a local used whole is the code's own business
+        self.reads.append(PathRead(kind, root, tuple(steps), line, method))
+
+    def start(self, kind: str, root: str) -> None:
+        self.flush()
+        self.chain = (kind, root, [], self.line)
+
+    def scan(self) -> CodeReads:
+        for instruction in dis.get_instructions(self.code):
+            self.step(instruction)
+        self.flush()
+        return CodeReads(tuple(self.reads), frozenset(self.stores))
+
+    def step(self, ins: dis.Instruction) -> None:
+        positions = getattr(ins, "positions", None)
+        if positions is not None and positions.lineno is not None:
+            self.line = positions.lineno
+        elif ins.starts_line:
+            self.line = int(ins.starts_line)
+        op = ins.opname
+        if op in _TRANSPARENT:
+            return
+        if op in _GLOBAL_LOADS:
+            self.start(GLOBAL, ins.argval)
+        elif op in _DEREF_LOADS:
+            self.start(self._kind_of_deref(ins.argval), ins.argval)
+        elif op in _FAST_LOADS:
+            self.start(LOCAL, ins.argval)
+        elif op in _PAIR_LOADS:
+            first, second = ins.argval
+            self.start(LOCAL, first)
+            self.start(LOCAL, second)
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and self.chain is not None:
+            if self.key is not _NO_KEY:
+                self.flush()
+                return
+            method = op == "LOAD_METHOD" or (
+                _METHOD_FLAG_IN_LOAD_ATTR and op == "LOAD_ATTR" and bool((ins.arg or 0) & 1)
+            )
+            if method:
+                self.flush(method=True)
+            else:
+                self.chain[2].append((ATTR, ins.argval))
+        elif op in _CONST_LOADS and self.chain is not None and self.key is _NO_KEY:
+            if _is_key(ins.argval):
+                self.key = ins.argval
+            else:
+                self.flush()
+        elif _is_subscript(ins) and self.chain is not None and self.key is not _NO_KEY:
+            self.chain[2].append((ITEM, self.key))
+            self.key = _NO_KEY
+        elif op == "STORE_ATTR" and self.chain is not None and self.key is _NO_KEY:
+            kind, root, steps, _ = self.chain
+            self.stores.add((kind, root, (*steps, (ATTR, ins.argval))))
+            self.chain = None
+        elif op == "STORE_SUBSCR" and self.chain is not None and self.key is not _NO_KEY:
+            kind, root, steps, _ = self.chain
+            self.stores.add((kind, root, (*steps, (ITEM, self.key))))
+            self.chain, self.key = None, _NO_KEY
+        elif op in ("STORE_GLOBAL", "STORE_NAME"):
+            self.flush()
+            self.stores.add((GLOBAL, ins.argval, ()))
+        elif op == "STORE_DEREF":
+            self.flush()
+            self.stores.add((self._kind_of_deref(ins.argval), ins.argval, ()))
+        else:
+            self.flush()
+
+
+class _NoKey:
+    def __repr__(self) -> str:
+        return "<no key>"
+
+
+_NO_KEY: Any = _NoKey()
+_CACHE: dict[CodeType, CodeReads] = {}
+
+
+def code_reads(code: CodeType) -> CodeReads:
+    """The paths ``code`` reads, in order, without those it stores to (cached per code)."""
+    found = _CACHE.get(code)
+    if found is None:
+        scanned = _Scanner(code).scan()
+        own = scanned.stores
+        reads = tuple(
+            read for read in scanned.reads if (read.root_kind, read.root, read.steps) not in own
+        )
+        found = _CACHE[code] = CodeReads(reads, own)
+    return found
+
+
+def argument_names(code: CodeType) -> tuple[str, ...]:
+    """Positional (and positional-only) parameters, then keyword-only ones."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    return tuple(code.co_varnames[:count])

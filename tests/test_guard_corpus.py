@@ -1,0 +1,121 @@
+"""The guard over programs whose staleness is known by running them (see ``guard_corpus``):
+``--mode error`` stops every stale program at its first stale call and never fires on a call
+whose result is right, ``--mode retrace`` makes every program print its eager output.
+
+More programs: ``FLAKE8_JAX_CLOSURE_GUARD_CORPUS`` holds glob patterns (separated by
+``os.pathsep``) of further programs, run by ``test_guard_on_more_programs``; or run
+``python tests/guard_corpus.py PROGRAM...`` directly.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import pytest
+from fixture_support import FIXTURES
+from guard_corpus import judge, kind
+from program_generator import FORMS, programs
+
+from flake8_jax_closure.engine import fix_source
+from flake8_jax_closure.settings import Settings
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax
+
+# Programs with a __main__ block; the seed's second and third solutions fail on current JAX.
+RUNNABLE = sorted(
+    path
+    for path in FIXTURES.glob("*.py")
+    if "__main__" in path.read_text(encoding="utf-8")
+    and not path.name.startswith(("seed_solution2", "seed_solution3"))
+)
+
+
+def _check(paths: list[Path | str], *, stale_at_least: int, safe_at_least: int) -> None:
+    from guard_corpus import failures
+
+    problems, counts = failures(paths)
+    assert problems == []
+    assert counts["stale"] >= stale_at_least and counts["safe"] >= safe_at_least, counts
+
+
+@pytest.mark.slow
+def test_guard_on_the_runnable_fixtures() -> None:
+    # Originals and fixed versions: 14 stale, 17 safe (one needs a module not installed).
+    _check(RUNNABLE, stale_at_least=14, safe_at_least=17)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_guard_on_the_generated_programs(form: str, tmp_path: Path) -> None:
+    paths: list[Path | str] = []
+    for program in programs():
+        if program.form != form:
+            continue
+        path = tmp_path / f"{program.label.replace('-', '_')}.py"
+        path.write_text(program.source, encoding="utf-8")
+        fixed = path.with_name(f"{path.stem}_fixed.py")
+        fixed.write_text(fix_source(program.source, Settings()).source, encoding="utf-8")
+        paths += [path, fixed]
+    # Every original is stale and every fixed program safe.
+    _check(paths, stale_at_least=len(paths) // 2, safe_at_least=len(paths) // 2)
+
+
+@pytest.mark.slow
+def test_guard_on_more_programs() -> None:
+    patterns = os.environ.get("FLAKE8_JAX_CLOSURE_GUARD_CORPUS", "")
+    paths: list[Path | str] = sorted(
+        {path for pattern in patterns.split(os.pathsep) if pattern for path in glob.glob(pattern)}
+    )
+    if not paths:
+        pytest.skip("set FLAKE8_JAX_CLOSURE_GUARD_CORPUS to glob patterns of programs")
+    _check(paths, stale_at_least=0, safe_at_least=0)
+
+
+# -- the judge itself ---------------------------------------------------------------------------
+
+
+def _runs(compiled: str, eager: str, **error: object) -> dict[str, dict[str, object]]:
+    plain = {"error": None, "stale": None, "warnings": []}
+    runs: dict[str, dict[str, object]] = {
+        "compiled": {**plain, "stdout": compiled},
+        "eager": {**plain, "stdout": eager},
+        "warn": {**plain, "stdout": compiled, "warnings": ["stale"] if compiled != eager else []},
+        "retrace": {**plain, "stdout": eager},
+        "error": {
+            **plain,
+            "stdout": "",
+            "divergent": [],
+            "raised_at": None,
+            "raised_rightly": None,
+            **error,
+        },
+    }
+    return runs
+
+
+def test_the_judge_accepts_a_stop_at_the_first_stale_call() -> None:
+    runs = _runs("1\n1\n", "1\n2\n", stdout="1\n", stale="x", raised_at=2, raised_rightly=True)
+    assert kind(runs) == "stale"
+    assert judge("p.py", runs) == []
+
+
+def test_the_judge_finds_what_the_guard_can_do_wrong() -> None:
+    missed = _runs("1\n1\n", "1\n2\n", stdout="1\n1\n", divergent=[2])
+    assert judge("p.py", missed) == [
+        "p.py: calls [2] returned stale results under --mode error",
+        "p.py: --mode error printed '1\\n1\\n'",
+        "p.py: stale, but --mode error did not stop it",
+    ]
+    false_alarm = _runs("1\n", "1\n", stale="x", raised_at=1, raised_rightly=False)
+    assert judge("p.py", false_alarm) == [
+        "p.py: --mode error raised at call 1, whose result was right: x"
+    ]
+    wrong_retrace = _runs("1\n1\n", "1\n2\n", stdout="1\n", stale="x", raised_at=2)
+    wrong_retrace["error"]["raised_rightly"] = True
+    wrong_retrace["retrace"]["stdout"] = "1\n1\n"
+    assert judge("p.py", wrong_retrace) == [
+        "p.py: --mode retrace printed '1\\n1\\n' (no error), eager prints '1\\n2\\n'"
+    ]
