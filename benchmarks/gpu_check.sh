@@ -98,7 +98,9 @@ done
 say "gpu_check: verify done at $((SECONDS - started)) s"
 
 # -- the guard benchmark on the GPU ---------------------------------------------------------------
-if ! JAX_PLATFORMS="$platform" timeout 150 "$python" benchmarks/guard_bench.py --rounds 7; then
+jax_platform="$platform"
+[[ "$platform" == gpu ]] && jax_platform=cuda  # JAX reads "gpu" as CUDA and ROCm together
+if ! JAX_PLATFORMS="$jax_platform" timeout 150 "$python" benchmarks/guard_bench.py --rounds 7; then
     say "gpu_check: the guard benchmark failed"
     failed=1
 fi

@@ -343,7 +343,7 @@ def _run_program(
         p for p in (directory, environment.get("PYTHONPATH", "")) if p
     )
     if options.platform:
-        environment["JAX_PLATFORMS"] = options.platform
+        environment["JAX_PLATFORMS"] = jax_platforms(options.platform)
     try:
         completed = subprocess.run(
             [sys.executable, "-m", "flake8_jax_closure.verify_child", spec_path],
@@ -547,3 +547,9 @@ def jax_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("jax") is not None
+
+
+def jax_platforms(platform: str) -> str:
+    """``JAX_PLATFORMS`` for ``--platform``: current JAX reads ``gpu`` there as CUDA *and* ROCm
+    and stops when either plugin is missing, so ``gpu`` means NVIDIA's (``rocm`` for AMD's)."""
+    return "cuda" if platform == "gpu" else platform

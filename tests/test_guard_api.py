@@ -339,3 +339,48 @@ def test_equal_bound_methods_share_traces_as_in_jax() -> None:
     error = pytest.raises(StaleCaptureError, second, X).value
     assert (error.value, error.code) == ("self.mul", "JC104")
     assert jax.jit(Model().apply)(X).tolist() == [0.0, 2.0, 4.0]  # another object: traced
+
+
+def test_a_rebuilt_bound_method_traces_afresh_as_in_jax() -> None:
+    """Nothing of the guard keeps an earlier wrapper's trace alive: ``jax.jit(obj.method)``
+    made again after the last one is gone starts empty, guarded or not."""
+    import jax
+
+    class Scaled:
+        def __init__(self) -> None:
+            self.mul = 1.0
+
+        def calc(self, x: float) -> Any:
+            return x * self.mul
+
+    s = Scaled()
+    outputs = []
+    with guard.guarding("error"):
+        for mul in (1.0, 2.0, 3.0):
+            s.mul = mul
+            outputs.append(float(jax.jit(s.calc)(3.0)))
+    assert outputs == [3.0, 6.0, 9.0]
+
+
+def test_a_function_compiled_again_shares_its_traces_as_in_jax() -> None:
+    """``jax.jit(step)`` made again on the same function reuses its traces in JAX, and so
+    under the guard (which then reports the stale value); a function wrapped with
+    ``functools.wraps`` has traces of its own."""
+    import functools
+
+    import jax
+
+    def step(x: Any) -> Any:
+        return x * 2.0
+
+    @functools.wraps(step)
+    def wrapped(x: Any) -> Any:
+        return step(x) + 1.0
+
+    with guard.guarding("error"):
+        first = jax.jit(step)
+        assert float(first(1.0)) == 2.0
+        assert float(jax.jit(wrapped)(1.0)) == 3.0
+        again = jax.jit(step)
+        assert float(again(1.0)) == 2.0
+        assert again._probe is first._probe

@@ -338,3 +338,14 @@ def test_pytest_plugin_fails_stale_tests(tmp_path: Path) -> None:
 def test_jc104_fixes_are_confirmed(fixture: str) -> None:
     options = ("--unsafe-fixes",) if fixture == "JC104_runnable_faq.py" else ()
     assert verdicts(FIXTURES / fixture, *options) == ["confirmed"]
+
+
+def test_gpu_platform_means_cuda_for_jax() -> None:
+    from flake8_jax_closure.verify import jax_platforms
+
+    assert [jax_platforms(p) for p in ("gpu", "cpu", "rocm", "tpu")] == [
+        "cuda",
+        "cpu",
+        "rocm",
+        "tpu",
+    ]

@@ -171,10 +171,14 @@ class Probe:
         self.callable = self._make_callable()
 
     def _make_callable(self) -> Callable[..., Any]:
-        function, probe = self.function, self
+        # The function JAX traces refers to its probe weakly: a probe (and with it the trace
+        # cache of the function JAX sees) lives exactly as long as what holds it, as JAX's
+        # own cache does (see ``probe_for``), never longer through a reference cycle.
+        function, probe_ref = self.function, weakref.ref(self)
 
         def traced(*args: Any, **kwargs: Any) -> Any:
-            if _eager():
+            probe = probe_ref()
+            if probe is None or _eager():
                 return function(*args, **kwargs)
             return probe.run(args, kwargs)
 
@@ -217,15 +221,35 @@ def _probe_key(kind: str, function: Any) -> tuple[Any, ...]:
     return (kind, id(function))
 
 
+_PROBE_ATTRIBUTE = "__flake8_jax_closure_probes__"
+
+
 def probe_for(kind: str, function: Any) -> Probe:
+    """The probe of a function, shared as JAX shares traces: a plain function's lives as long
+    as the function (``jax.jit(step)`` made again reuses the traces of earlier wrappers), a
+    bound method's as long as a compiled object of an equal bound method holds it."""
+    if isinstance(function, FunctionType):
+        probes = function.__dict__.get(_PROBE_ATTRIBUTE)
+        if probes is None or any(p.function is not function for p in probes.values()):
+            # None yet, or the dictionary of the function this one wraps, copied over by
+            # ``functools.wraps``: this function gets its own.
+            probes = function.__dict__[_PROBE_ATTRIBUTE] = {}
+        probe = probes.get(kind)
+        if probe is None:
+            probe = probes[kind] = _new_probe(function)
+        return probe  # type: ignore[no-any-return]
     key = _probe_key(kind, function)
     probe = _PROBES.get(key)
     if probe is None:
-        statistics = FunctionStatistics(_label(function))
-        with SETTINGS.lock:
-            SETTINGS.statistics[statistics.number] = statistics
-        probe = _PROBES[key] = Probe(function, statistics)
+        probe = _PROBES[key] = _new_probe(function)
     return probe
+
+
+def _new_probe(function: Any) -> Probe:
+    statistics = FunctionStatistics(_label(function))
+    with SETTINGS.lock:
+        SETTINGS.statistics[statistics.number] = statistics
+    return Probe(function, statistics)
 
 
 def _jit_signature(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
