@@ -237,7 +237,7 @@ def probe_for(kind: str, function: Any) -> Probe:
         probe = probes.get(kind)
         if probe is None:
             probe = probes[kind] = _new_probe(function)
-        return probe  # type: ignore[no-any-return]
+        return probe
     key = _probe_key(kind, function)
     probe = _PROBES.get(key)
     if probe is None:
