@@ -26,15 +26,7 @@ PROGRAMS = programs()
 RECORD = load_record()
 # Where the linter and JAX still disagree, and why; each must keep failing (strict), so that
 # a change that closes a gap has to remove it from here.
-KNOWN_GAPS = {
-    "setter-by-name--after": "a method called through getattr with a string is not followed",
-    "other-object-method--decayed": "an attribute of an object held in an attribute of self "
-    "(self.opt.lr) is not followed into the other object's methods",
-    "static-self-assigned--redefined-after": "a class defined again is not told apart from "
-    "the first: its compiled method's calls count for both",
-    "static-self-setter--redefined-after": "a class defined again is not told apart from the "
-    "first: its compiled method's calls count for both",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _reported(program: Program) -> bool:

@@ -193,7 +193,7 @@ class CallGraph:
         ]
         for read in refs:
             uses.events.extend(self._read_events(read, set()))
-        if not refs and binder.kind is ScopeKind.MODULE:
+        if not refs and binder.kind is ScopeKind.MODULE and not self._in_script(function):
             uses.outside = True
         return uses
 
@@ -223,9 +223,14 @@ class CallGraph:
                 uses.events.append(event_at(ref.scope, ref.node, ref.loops, EventKind.RUN))
             else:
                 uses.events.extend(self._value_use(ref.scope, ref.node, ref.loops, set()))
-        if not refs or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
+        unnamed = not refs and not self._in_script(function)
+        if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True
         return uses
+
+    def _in_script(self, scope: Scope) -> bool:
+        """Defined in the module's ``if __name__ == "__main__":`` block: no importer sees it."""
+        return self.facts.in_script(scope.start[0])
 
     def propagate(self, direct: Iterable[Event], barrier: Scope | None) -> Reach:
         """Events of ``direct`` plus, for every function where one happens, the calls and
@@ -309,6 +314,16 @@ class CallGraph:
         classes = {id(c): c for c in (self._made_from(b) for b in bindings)}
         if len(classes) == 1 and None not in classes.values():
             return next(iter(classes.values()))
+        return None
+
+    def object_class_of_call(self, scope: Scope, call: ast.Call) -> Scope | None:
+        """The class ``SomeClass(...)`` makes, where the code says."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        owner = self.facts.resolve(scope, call.func.id)
+        bindings = self.facts.bindings_of(owner, call.func.id)
+        if bindings and all(b.kind is BindingKind.CLASS for b in bindings):
+            return self.facts.scope_of(bindings[-1].node)
         return None
 
     def _made_from(self, binding: Binding) -> Scope | None:
@@ -407,8 +422,17 @@ class CallGraph:
         seen.add(key)
         facts = self.facts
         if binder.kind is ScopeKind.CLASS:
-            # A compiled method, reached through instances: ``obj.step(...)``.
+            # A compiled method, reached through instances: ``obj.step(...)``. In the code that
+            # defines the class, only between that definition and the next one (a notebook
+            # cell run again makes a new class, whose method is a new function).
+            outer = binder.parent
+            until = END
+            if outer is not None and binder.name:
+                until = self.next_binding(outer, binder.name, binder.start)
             for ref in facts.attribute_refs(name):
+                same_code = outer is not None and ref.scope.function() is outer.function()
+                if same_code and not (binder.start < ref.start < until):
+                    continue
                 kind = EventKind.RUN if ref.called else EventKind.ESCAPE
                 yield event_at(ref.scope, ref.node, ref.loops, kind)
             return

@@ -270,6 +270,8 @@ class MethodCaptureAnalysis:
                 cls, holder, attribute, life, replacers, own_state, own_writes
             )
             if change is None:
+                change = self._held_object_change(cls, attribute, attribute_reads, life)
+            if change is None:
                 continue
             attribute_reads.sort(key=lambda r: r.start)
             yield StaleCapture(
@@ -282,7 +284,11 @@ class MethodCaptureAnalysis:
         """Where the compiled object can be traced and called: the calls of a static-``self``
         method on any instance, of the object ``jax.jit(obj.method)`` made, of a closure."""
         life = self.captures.life([holder.site])
-        if not holder.static_self or life.reach.outside:
+        if (
+            not holder.static_self
+            or life.reach.outside
+            or self.facts.in_script(holder.method.start[0])
+        ):
             return life
         # Whoever holds an instance, in this module or outside it, can call the method.
         reach = Reach(list(life.reach.events), [holder.method])
@@ -414,6 +420,48 @@ class MethodCaptureAnalysis:
             if stale_after(self.graph, life, reach, varies=not once):
                 return mutation
         return None
+
+    def _held_object_change(
+        self, cls: ClassFacts, attribute: str, reads: list[Read], life: CompiledLife
+    ) -> Mutation | None:
+        """``self.opt.lr`` read, ``self.lr = ...`` in a method of the object ``self.opt`` holds
+        (of the class it is made from in this class, or of any class when the code does not
+        say): timed where that method is called."""
+        inner = {r.path[1][1:] for r in reads if len(r.path) > 1 and r.path[1].startswith(".")}
+        if not inner:
+            return None
+        held = self._held_classes(cls, attribute)
+        for name in sorted(inner):
+            for mutation in sorted(self.facts.attribute_changes(name), key=lambda m: m.end):
+                owner = self.facts.resolve(mutation.scope, mutation.name)
+                other = owner.parent
+                if (
+                    other is None
+                    or other.kind is not ScopeKind.CLASS
+                    or other is cls.scope
+                    or method_self_name(owner) != mutation.name
+                    or (held and not any(self.graph.related(other, c) for c in held))
+                ):
+                    continue
+                if stale_after(self.graph, life, self.captures.change_reach(mutation, None)):
+                    return mutation
+        return None
+
+    def _held_classes(self, cls: ClassFacts, attribute: str) -> list[Scope]:
+        """The classes ``self.<attribute> = SomeClass(...)`` makes in this class; empty when
+        any assignment makes something else."""
+        found: list[Scope] = []
+        for mutation, method in self._changes(cls, attribute):
+            value = mutation.value
+            if method is None or mutation.path != (f".{attribute}",):
+                continue
+            made = None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                made = self.graph.object_class_of_call(mutation.scope, value)
+            if made is None:
+                return []
+            found.append(made)
+        return found
 
     def _runs_once(self, cls: ClassFacts, method: Scope) -> bool:
         """Whether the method runs at most once per object: every call of it is under

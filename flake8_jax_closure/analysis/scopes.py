@@ -679,6 +679,8 @@ class _Collector:
             self.expr(func, node)
         if last == "setattr" and isinstance(func, ast.Name):
             self._setattr(node)
+        if last == "getattr" and isinstance(func, ast.Name):
+            self._getattr(node)
         modules = _IN_PLACE_FUNCTIONS.get(last or "")
         if modules is not None and node.args:
             receiver_expr = func.value if isinstance(func, ast.Attribute) else None
@@ -693,6 +695,22 @@ class _Collector:
             self.expr(keyword.value, keyword)
             if keyword.arg == "out":
                 self._mutate(keyword.value, node, "written through 'out='", visit=False)
+
+    def _getattr(self, node: ast.Call) -> None:
+        """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, f"set_{k}")`` may reach
+        any attribute, recorded under ``*`` (see ``Facts.attribute_refs``)."""
+        if len(node.args) < 2:
+            return
+        name = node.args[1]
+        attribute = name.value if isinstance(name, ast.Constant) else "*"
+        if not isinstance(attribute, str):
+            return
+        parent = self.facts.parents.get(id(node))
+        called = isinstance(parent, ast.Call) and parent.func is node
+        self.facts.add_attribute(
+            AttributeRef(self.scope, node, self.loops, attr=attribute, called=called,
+                         base=node.args[0])
+        )  # fmt: skip
 
     def _setattr(self, node: ast.Call) -> None:
         """``setattr(obj, "name", value)`` assigns ``obj.name`` (a computed name is not
@@ -1021,9 +1039,10 @@ class Facts:
         return self.nested_mutated_attributes.get(attr, [])
 
     def attribute_refs(self, attr: str) -> list[AttributeRef]:
-        """Every ``<anything>.attr`` in the module."""
-        self.ensure_names([attr])
-        return self.attributes.get(attr, [])
+        """Every ``<anything>.attr`` in the module, with ``getattr(obj, "attr")`` and the
+        ``getattr`` calls whose name is computed (they may reach it)."""
+        self.ensure_names([attr, "getattr"])
+        return self.attributes.get(attr, []) + self.attributes.get("*", [])
 
     def reads_within(self, scope: Scope) -> Iterator[Read]:
         """Every read in ``scope`` and the scopes nested in it."""
