@@ -206,6 +206,11 @@ def judge(path: str, runs: dict[str, dict[str, Any]]) -> list[str]:
             problems.append(f"{path}: safe, but --mode warn warned: {warn['warnings'][0]}")
         if error["stale"] is None and error["stdout"] != compiled["stdout"]:
             problems.append(f"{path}: safe, but the guarded output differs")
+    if warn["error"] or warn["stale"] or warn["stdout"] != compiled["stdout"]:
+        problems.append(
+            f"{path}: --mode warn changed the program: {warn['error'] or warn['stale']} "
+            f"(printed {warn['stdout']!r})"
+        )
     if retrace["stdout"] != eager["stdout"] or retrace["error"] or retrace["stale"]:
         problems.append(
             f"{path}: --mode retrace printed {retrace['stdout']!r} "

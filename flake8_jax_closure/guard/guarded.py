@@ -148,7 +148,6 @@ def warn_at_user_code(message: str, category: type[Warning]) -> None:
         frame.f_lineno,
         module=frame.f_globals.get("__name__"),
         registry=registry,
-        module_globals=frame.f_globals,
     )
 
 

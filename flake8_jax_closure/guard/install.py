@@ -56,6 +56,8 @@ def _should_guard(kind: str, function: Any) -> bool:
 def _guarded_transform(kind: str, real: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(real)
     def transform(*args: Any, **kwargs: Any) -> Any:
+        if not args and "fun" in kwargs and kind != "jit":  # jax.jit's is positional-only
+            args = (kwargs.pop("fun"),)
         if not args:
             # ``jax.jit(static_argnums=0)`` or ``eqx.filter_jit(donate=...)``: a decorator.
             return lambda function, *more: transform(function, *more, **kwargs)

@@ -28,8 +28,9 @@ FULL_BYTES = 4096
 SAMPLE = 64
 CONTAINER_ITEMS = 64
 LEADING_VALUES = 4
-# JAX arrays up to this many elements are compared on the host when their identity changed.
-HOST_COMPARE_ELEMENTS = 1 << 20
+# JAX arrays up to this many elements are compared (and shown) through a copy on the host when
+# their identity changed; larger ones on their device, which sends back one boolean.
+HOST_COMPARE_ELEMENTS = 4096
 
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 _sample_indices: dict[int, Any] = {}
@@ -171,6 +172,24 @@ def _array_text(kind: str, dtype: Any, shape: tuple[int, ...], leading: list[Any
 
 def describe(value: Any) -> str:
     """``float 0.5``, ``Array float32[2,5] [1.0, 1.0, 1.0, 1.0, ...]``, ``dict with 2 keys``."""
+    try:
+        return _describe(value)
+    except Exception:  # noqa: BLE001 - a value that cannot show itself is shown by its type
+        return type(value).__name__
+
+
+def _leading_jax_values(value: Any) -> list[Any] | None:
+    if value.is_deleted():
+        return None
+    if value.size <= HOST_COMPARE_ELEMENTS:
+        return list(_numpy().asarray(value).reshape(-1)[:LEADING_VALUES].tolist())
+    import jax
+
+    with jax.ensure_compile_time_eval():  # a few elements, even under an enclosing trace
+        return list(_numpy().asarray(value.reshape(-1)[:LEADING_VALUES]).tolist())
+
+
+def _describe(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return repr(value)
     if isinstance(value, (int, float, complex)):
@@ -181,9 +200,7 @@ def describe(value: Any) -> str:
         leading = value.reshape(-1)[:LEADING_VALUES].tolist()
         return _array_text("ndarray", value.dtype, value.shape, leading)
     if is_jax_array(value):
-        leading = None
-        if not value.is_deleted() and value.size <= HOST_COMPARE_ELEMENTS:
-            leading = _numpy().asarray(value).reshape(-1)[:LEADING_VALUES].tolist()
+        leading = _leading_jax_values(value)
         return _array_text("Array", value.dtype, tuple(value.shape), leading)
     if isinstance(value, dict):
         keys = ", ".join(_short.repr(k) for k in itertools.islice(value, 4))
