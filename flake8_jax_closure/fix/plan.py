@@ -122,6 +122,7 @@ class Split:
     indent: str = "    "
     # Attribute and subscript reads in the def replaced by a parameter.
     replaced: list[tuple[Span, str]] = field(default_factory=list)
+    name: str = ""  # the def's own name, kept by its plain wrapper
 
 
 @dataclass
@@ -182,7 +183,7 @@ class FunctionFix:
         names = ", ".join(f"'{lift.value_code}'" for lift in self.lifts)
         text = f"pass {names} to the compiled function on every call"
         if self.splits:
-            helpers = ", ".join(f"'{_def_name(split.impl_name)}()'" for split in self.splits)
+            helpers = ", ".join(f"'{split.name}()'" for split in self.splits)
             text += f", and on to {helpers}"
         if self.unsafe_reasons:
             return f"{text} (unsafe: {'; '.join(dict.fromkeys(self.unsafe_reasons))})"
@@ -497,6 +498,7 @@ class FixPlanner:
             module_level=node.col_offset == 0,  # type: ignore[attr-defined]
             indent=self._indent_unit(node),
             replaced=replaced,
+            name=helper.name,
         )
         self._splits[key] = split
         return split
@@ -1232,12 +1234,6 @@ def _minimal_paths(reads: Iterable[Read]) -> list[tuple[str, ...]]:
 def _word(name: str) -> str:
     """A name usable in an identifier: ``lambda`` for ``<lambda>``."""
     return re.sub(r"\W+", "", name).strip("_") or "function"
-
-
-def _def_name(impl_name: str) -> str:
-    """``l2`` for ``_l2_impl`` (or ``_l2_impl_2``)."""
-    match = re.fullmatch(r"_(.+)_impl(?:_\d+)?", impl_name)
-    return match.group(1) if match else impl_name
 
 
 def _first_line(function: ast.AST) -> int:
