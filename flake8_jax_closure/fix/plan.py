@@ -315,7 +315,7 @@ class FixPlanner:
                 del fix.unsafe_reasons[reasons:], fix.explanations[explanations:]
                 continue
             planned.append(
-                _Planned(capture, chain, lifts, fix.unsafe_reasons[reasons:],
+                _Planned(capture, chain, lifts, [*fix.unsafe_reasons[reasons:], *chain.unsafe],
                          fix.explanations[explanations:])
             )  # fmt: skip
         del fix.unsafe_reasons[function_level:], fix.explanations[:]
