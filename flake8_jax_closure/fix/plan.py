@@ -1024,7 +1024,7 @@ class FixPlanner:
                 value_code,
                 self._value_kinds(capture, path),
                 self.judge.uses(uses),
-                any(self._needs_concrete(r) for r in (*matching, *matching_inner)),
+                any(self._needs_concrete(r, chain) for r in (*matching, *matching_inner)),
             )
             lift.static = decision.static
             if any(site.transform in STATIC_BY_ITSELF for site in fix.sites):
@@ -1085,14 +1085,22 @@ class FixPlanner:
                 "it must hold only arrays and numbers"
             )
 
-    def _needs_concrete(self, read: Read) -> bool:
-        """Whether a read is used where JAX needs a Python value (``if``, ``range``, a shape)."""
+    def _needs_concrete(self, read: Read, chain: Chain | None = None) -> bool:
+        """Whether a read is used where JAX needs a Python value (``if``, ``range``, a shape):
+        there, through a local name it is assigned to, or returned from a helper whose call is
+        used so (``if get_flag():``)."""
+        return self._concrete_use(read.path_node or read.node, read.scope, chain, 0)
+
+    def _concrete_use(self, node: ast.AST, scope: Scope, chain: Chain | None, depth: int) -> bool:
         facts = self.facts
-        node: ast.AST = read.path_node or read.node
         while True:
             parent = facts.parent(node)
-            if parent is None or isinstance(parent, ast.stmt):
-                return isinstance(parent, (ast.If, ast.While, ast.Assert))
+            if parent is None:
+                return False
+            if isinstance(parent, ast.stmt):
+                if isinstance(parent, (ast.If, ast.While, ast.Assert)):
+                    return True
+                return depth < 3 and self._concrete_after(parent, scope, chain, depth)
             if isinstance(parent, ast.IfExp) and parent.test is node:
                 return True
             if isinstance(parent, (ast.Slice, ast.FormattedValue)):
@@ -1105,6 +1113,34 @@ class FixPlanner:
             if isinstance(parent, ast.Lambda):
                 return False
             node = parent
+
+    def _concrete_after(
+        self, statement: ast.stmt, scope: Scope, chain: Chain | None, depth: int
+    ) -> bool:
+        """Whether what a statement passes on (the value it assigns to a name, or returns from
+        a helper) is used where JAX needs a Python value."""
+        facts = self.facts
+        if isinstance(statement, ast.Return) and chain is not None:
+            function = scope.function()
+            return any(
+                self._concrete_use(call.call, call.scope, chain, depth + 1)
+                for call in chain.calls
+                if call.helper is function
+            )
+        target = None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+        elif isinstance(statement, ast.AnnAssign):
+            target = statement.target
+        if not isinstance(target, ast.Name):
+            return False
+        end = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+        owner = facts.resolve(scope, target.id)
+        return any(
+            self._concrete_use(read.node, read.scope, chain, depth + 1)
+            for read in facts.reads_of(owner, target.id)
+            if read.start >= end
+        )
 
     def _fresh_name(self, wanted: str, scope: Scope) -> str:
         """A name that no code in ``scope`` (or nested in it) uses yet."""
