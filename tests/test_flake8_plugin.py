@@ -46,14 +46,14 @@ def test_flake8_on_all_fixtures_with_jobs_matches_the_snapshots() -> None:
         "--jobs=2", "--exclude=*.fixed.py", "--jax-compile-functions=mylib.fast_jit", str(FIXTURES)
     )
     assert completed.returncode == 1
-    expected = {
+    # Two compile calls of one bound method report the same line twice: count them as lines.
+    expected = [
         f"{path.with_suffix('.py')}:{line}"
         for path in FIXTURES.glob("*.findings")
         for line in path.read_text(encoding="utf-8").splitlines()
         if line and line[0].isdigit()
-    }
-    assert set(completed.stdout.splitlines()) == expected
-    assert len(completed.stdout.splitlines()) == len(expected)
+    ]
+    assert sorted(completed.stdout.splitlines()) == sorted(expected)
 
 
 def test_flake8_option_adds_compile_functions(tmp_path: Path) -> None:

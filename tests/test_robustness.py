@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,8 +67,20 @@ def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list)
         while line < len(old) and not old[line].strip():
             line += 1
             allowed.add(line)
-    for span in spans:
-        first, end = span.first_line, span.end
+    ranges = [(span.first_line, span.end) for span in spans]
+    # Fixes also split the helpers they pass values through ("and on to 'l2()'") and the
+    # methods compiled as bound methods.
+    named = set()
+    for finding in findings:
+        if finding.fix is not None:
+            named.update(re.findall(r"'(\w+)\(\)'", finding.fix.title))
+        if ", bound method)" in finding.message:
+            named.add(finding.function)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in named:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            ranges.append((first, node.end_lineno or node.lineno))
+    for first, end in ranges:
         # The wrapper lands after the function and the blank lines that follow it.
         while end < len(old) and not old[end].strip():
             end += 1

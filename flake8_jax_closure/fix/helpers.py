@@ -56,6 +56,8 @@ class Chain:
     # id(helper) -> its own reads of the value
     reads: dict[int, list[Read]] = field(default_factory=dict)
     calls: list[HelperCall] = field(default_factory=list)
+    # Why passing the value is unsafe: decorators the value passes through.
+    unsafe: list[str] = field(default_factory=list)
 
     def below(self, helper: Scope) -> list[Scope]:
         """``helper`` and the helpers on the value's way that it calls, directly or not."""
@@ -232,10 +234,21 @@ class HelperFinder:
         shown = f"{name}.{attribute}" if attribute else name
         if not isinstance(node, ast.FunctionDef):
             raise CannotThread(f"'{helper.name}' is async; the value cannot be passed through it")
-        if node.decorator_list:
+        decorators = [_base_name(d.func if isinstance(d, ast.Call) else d)
+                      for d in node.decorator_list]  # fmt: skip
+        refused = [d for d in decorators if d in _REFUSED_DECORATORS]
+        if refused:
             raise CannotThread(
-                f"'{shown}' is read inside '{helper.name}', which is decorated (a property, a "
-                "cache); pass it to the compiled function by hand"
+                f"'{shown}' is read inside '{helper.name}', decorated with '{refused[0]}' (a cache "
+                "or a descriptor); pass it to the compiled function by hand"
+            )
+        if decorators:
+            # The decorators stay on the ``_impl``, so every caller still goes through them, and
+            # the value with it, as a keyword argument: fine for a wrapper that passes its
+            # arguments on (a name scope, a logger), not for one that hashes them (a cache).
+            chain.unsafe.append(
+                f"'{helper.name}' is decorated; the value passes through its decorators as a "
+                "keyword argument"
             )
         if attribute is None:
             for inner in _scopes_within(helper):
@@ -279,6 +292,12 @@ class HelperFinder:
             if any(child.name == method.name for child in scope.children):
                 return True
         return False
+
+
+# Decorators the value cannot pass through: descriptors, and caches that hash their arguments.
+_REFUSED_DECORATORS = frozenset(
+    {"property", "cached_property", "staticmethod", "classmethod", "lru_cache", "cache"}
+)
 
 
 def _is_property(helper: Scope) -> bool:

@@ -125,6 +125,7 @@ class Split:
     indent: str = "    "
     # Attribute and subscript reads in the def replaced by a parameter.
     replaced: list[tuple[Span, str]] = field(default_factory=list)
+    name: str = ""  # the def's own name, kept by its plain wrapper
 
 
 @dataclass
@@ -185,7 +186,7 @@ class FunctionFix:
         names = ", ".join(f"'{lift.value_code}'" for lift in self.lifts)
         text = f"pass {names} to the compiled function on every call"
         if self.splits:
-            helpers = ", ".join(f"'{_def_name(split.impl_name)}()'" for split in self.splits)
+            helpers = ", ".join(f"'{split.name}()'" for split in self.splits)
             text += f", and on to {helpers}"
         if self.unsafe_reasons:
             return f"{text} (unsafe: {'; '.join(dict.fromkeys(self.unsafe_reasons))})"
@@ -319,7 +320,7 @@ class FixPlanner:
                 del fix.unsafe_reasons[reasons:], fix.explanations[explanations:]
                 continue
             planned.append(
-                _Planned(capture, chain, lifts, fix.unsafe_reasons[reasons:],
+                _Planned(capture, chain, lifts, [*fix.unsafe_reasons[reasons:], *chain.unsafe],
                          fix.explanations[explanations:])
             )  # fmt: skip
         del fix.unsafe_reasons[function_level:], fix.explanations[:]
@@ -502,6 +503,7 @@ class FixPlanner:
             module_level=node.col_offset == 0,  # type: ignore[attr-defined]
             indent=self._indent_unit(node),
             replaced=replaced,
+            name=helper.name,
         )
         self._splits[key] = split
         return split
@@ -1071,7 +1073,7 @@ class FixPlanner:
                 value_code,
                 self._value_kinds(capture, path),
                 self.judge.uses(uses),
-                any(self._needs_concrete(r) for r in (*matching, *matching_inner)),
+                any(self._needs_concrete(r, chain) for r in (*matching, *matching_inner)),
             )
             lift.static = decision.static
             if any(site.transform in STATIC_BY_ITSELF for site in fix.sites):
@@ -1132,14 +1134,22 @@ class FixPlanner:
                 "it must hold only arrays and numbers"
             )
 
-    def _needs_concrete(self, read: Read) -> bool:
-        """Whether a read is used where JAX needs a Python value (``if``, ``range``, a shape)."""
+    def _needs_concrete(self, read: Read, chain: Chain | None = None) -> bool:
+        """Whether a read is used where JAX needs a Python value (``if``, ``range``, a shape):
+        there, through a local name it is assigned to, or returned from a helper whose call is
+        used so (``if get_flag():``)."""
+        return self._concrete_use(read.path_node or read.node, read.scope, chain, 0)
+
+    def _concrete_use(self, node: ast.AST, scope: Scope, chain: Chain | None, depth: int) -> bool:
         facts = self.facts
-        node: ast.AST = read.path_node or read.node
         while True:
             parent = facts.parent(node)
-            if parent is None or isinstance(parent, ast.stmt):
-                return isinstance(parent, (ast.If, ast.While, ast.Assert))
+            if parent is None:
+                return False
+            if isinstance(parent, ast.stmt):
+                if isinstance(parent, (ast.If, ast.While, ast.Assert)):
+                    return True
+                return depth < 3 and self._concrete_after(parent, scope, chain, depth)
             if isinstance(parent, ast.IfExp) and parent.test is node:
                 return True
             if isinstance(parent, (ast.Slice, ast.FormattedValue)):
@@ -1152,6 +1162,34 @@ class FixPlanner:
             if isinstance(parent, ast.Lambda):
                 return False
             node = parent
+
+    def _concrete_after(
+        self, statement: ast.stmt, scope: Scope, chain: Chain | None, depth: int
+    ) -> bool:
+        """Whether what a statement passes on (the value it assigns to a name, or returns from
+        a helper) is used where JAX needs a Python value."""
+        facts = self.facts
+        if isinstance(statement, ast.Return) and chain is not None:
+            function = scope.function()
+            return any(
+                self._concrete_use(call.call, call.scope, chain, depth + 1)
+                for call in chain.calls
+                if call.helper is function
+            )
+        target = None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+        elif isinstance(statement, ast.AnnAssign):
+            target = statement.target
+        if not isinstance(target, ast.Name):
+            return False
+        end = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+        owner = facts.resolve(scope, target.id)
+        return any(
+            self._concrete_use(read.node, read.scope, chain, depth + 1)
+            for read in facts.reads_of(owner, target.id)
+            if read.start >= end
+        )
 
     def _fresh_name(self, wanted: str, scope: Scope) -> str:
         """A name that no code in ``scope`` (or nested in it) uses yet."""
@@ -1281,12 +1319,6 @@ def _minimal_paths(reads: Iterable[Read]) -> list[tuple[str, ...]]:
 def _word(name: str) -> str:
     """A name usable in an identifier: ``lambda`` for ``<lambda>``."""
     return re.sub(r"\W+", "", name).strip("_") or "function"
-
-
-def _def_name(impl_name: str) -> str:
-    """``l2`` for ``_l2_impl`` (or ``_l2_impl_2``)."""
-    match = re.fullmatch(r"_(.+)_impl(?:_\d+)?", impl_name)
-    return match.group(1) if match else impl_name
 
 
 def _first_line(function: ast.AST) -> int:
