@@ -67,10 +67,18 @@ def _per_file_ignores(value: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from error
 
 
+def _cores() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than the
+    machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def _jobs(value: str) -> int:
     """A positive number of processes, or ``auto`` for all cores (as in flake8)."""
     if value == "auto":
-        return os.cpu_count() or 1
+        return _cores()
     try:
         jobs = int(value)
     except ValueError:
@@ -141,7 +149,7 @@ def _common_options() -> argparse.ArgumentParser:
         "--jobs",
         "-j",
         type=_jobs,
-        default=os.cpu_count() or 1,
+        default=_cores(),
         help="parallel processes, or auto (default: all cores)",
     )
     common.add_argument(
@@ -316,7 +324,11 @@ def _tune(args: argparse.Namespace, settings: Settings) -> Settings:
 
 
 def check_file(
-    path: str, settings: Settings, source: Source | None = None, cache: Path | None = None
+    path: str,
+    settings: Settings,
+    source: Source | None = None,
+    cache: Path | None = None,
+    processes: int = 1,
 ) -> FileResult:
     # Imported here: a run answered from the cache never loads the analysis.
     result = FileResult(path, unsafe_fixes=settings.unsafe_fixes)
@@ -331,7 +343,7 @@ def check_file(
         from .engine import SourceSyntaxError, check_source
 
         try:
-            result.findings = check_source(source.text, settings)
+            result.findings = check_source(source.text, settings, processes=processes)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -343,7 +355,11 @@ def check_file(
 
 
 def fix_file(
-    path: str, settings: Settings, source: Source | None = None, write: bool = True
+    path: str,
+    settings: Settings,
+    source: Source | None = None,
+    write: bool = True,
+    processes: int = 1,
 ) -> FileResult:
     """Fix one file, or only compute its diff (``write=False``). A ``source`` handed in (an
     editor's buffer on stdin) is never written: ``path`` then only names it for messages and
@@ -360,7 +376,7 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            outcome = fix_source(source.text, settings)
+            outcome = fix_source(source.text, settings, processes=processes)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -551,7 +567,8 @@ def _check(
     args: argparse.Namespace, configs: ConfigCache, stdin: TextIO, stdout: TextIO, stderr: TextIO
 ) -> int:
     cache = None if args.no_cache else default_directory()
-    results = _collect(args, configs, stdin, stderr, check_file, cache=cache)
+    # A large module's many fixes may be rewritten in several processes (JSON and SARIF edits).
+    results = _collect(args, configs, stdin, stderr, check_file, cache=cache, processes=args.jobs)
     _print_errors(results, stderr)
     reports = _reports(results)
     out, close = _open_output(args, stdout)
@@ -579,7 +596,9 @@ def _fix(
     *,
     show_diff: bool,
 ) -> int:
-    results = _collect(args, configs, stdin, stderr, fix_file, write=not show_diff)
+    results = _collect(
+        args, configs, stdin, stderr, fix_file, write=not show_diff, processes=args.jobs
+    )
     _print_errors(results, stderr)
     reading_stdin = "-" in args.paths
     for result in results:
@@ -667,7 +686,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         pytest_args = tuple(args.runner[1:])
     if not jax_available():
         print(
-            "flake8-jax-closure verify needs jax: pip install 'flake8-jax-closure[verify]'",
+            "flake8-jax-closure verify needs jax: install the [verify] extra "
+            "(pip install '.[verify]' in a checkout of flake8-jax-closure)",
             file=stderr,
         )
         return EXIT_ERROR
@@ -700,7 +720,11 @@ def _lsp(stderr: TextIO) -> int:
     try:
         from .lsp import main as serve
     except ImportError:
-        print("the language server needs pygls: pip install 'flake8-jax-closure[lsp]'", file=stderr)
+        print(
+            "the language server needs pygls: install the [lsp] extra "
+            "(pip install '.[lsp]' in a checkout of flake8-jax-closure)",
+            file=stderr,
+        )
         return EXIT_ERROR
     serve()
     return EXIT_CLEAN
