@@ -324,11 +324,7 @@ def _tune(args: argparse.Namespace, settings: Settings) -> Settings:
 
 
 def check_file(
-    path: str,
-    settings: Settings,
-    source: Source | None = None,
-    cache: Path | None = None,
-    processes: int = 1,
+    path: str, settings: Settings, source: Source | None = None, cache: Path | None = None
 ) -> FileResult:
     # Imported here: a run answered from the cache never loads the analysis.
     result = FileResult(path, unsafe_fixes=settings.unsafe_fixes)
@@ -343,7 +339,7 @@ def check_file(
         from .engine import SourceSyntaxError, check_source
 
         try:
-            result.findings = check_source(source.text, settings, processes=processes)
+            result.findings = check_source(source.text, settings)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -355,11 +351,7 @@ def check_file(
 
 
 def fix_file(
-    path: str,
-    settings: Settings,
-    source: Source | None = None,
-    write: bool = True,
-    processes: int = 1,
+    path: str, settings: Settings, source: Source | None = None, write: bool = True
 ) -> FileResult:
     """Fix one file, or only compute its diff (``write=False``). A ``source`` handed in (an
     editor's buffer on stdin) is never written: ``path`` then only names it for messages and
@@ -376,7 +368,7 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            outcome = fix_source(source.text, settings, processes=processes)
+            outcome = fix_source(source.text, settings)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -567,8 +559,7 @@ def _check(
     args: argparse.Namespace, configs: ConfigCache, stdin: TextIO, stdout: TextIO, stderr: TextIO
 ) -> int:
     cache = None if args.no_cache else default_directory()
-    # A large module's many fixes may be rewritten in several processes (JSON and SARIF edits).
-    results = _collect(args, configs, stdin, stderr, check_file, cache=cache, processes=args.jobs)
+    results = _collect(args, configs, stdin, stderr, check_file, cache=cache)
     _print_errors(results, stderr)
     reports = _reports(results)
     out, close = _open_output(args, stdout)
@@ -596,9 +587,7 @@ def _fix(
     *,
     show_diff: bool,
 ) -> int:
-    results = _collect(
-        args, configs, stdin, stderr, fix_file, write=not show_diff, processes=args.jobs
-    )
+    results = _collect(args, configs, stdin, stderr, fix_file, write=not show_diff)
     _print_errors(results, stderr)
     reading_stdin = "-" in args.paths
     for result in results:

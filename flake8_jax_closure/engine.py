@@ -172,30 +172,26 @@ def check_source(
     with_edits: bool | None = None,
     tree: ast.Module | None = None,
     edits_for: Callable[[Finding], bool] | None = None,
-    processes: int = 1,
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
     ``tree``, the source's ``ast`` when the caller has it (flake8), saves a parse.
     ``with_edits`` computes fixes' edits, which needs libcst; text output does without.
     ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
-    ``processes``: how many processes the edits of a large module's many fixes may use.
     """
     analysis = _analyse_selected(source, settings, honour_noqa, tree)
     if analysis is None:
         return []
     edits = settings.with_edits if with_edits is None else with_edits
     if edits and analysis.plans:
-        return _with_edits(analysis, edits_for, processes)
+        return _with_edits(analysis, edits_for)
     return analysis.findings
 
 
 def _with_edits(
-    analysis: Analysis,
-    edits_for: Callable[[Finding], bool] | None = None,
-    processes: int = 1,
+    analysis: Analysis, edits_for: Callable[[Finding], bool] | None = None
 ) -> list[Finding]:
-    from .fix.spread import rewrite_all
+    from .fix.rewrite import rewrite
 
     wanted = [
         plan
@@ -205,7 +201,7 @@ def _with_edits(
     ]
     plans = list({id(plan): plan for plan in wanted}.values())
     with _paused_gc():
-        done = rewrite_all(analysis.source, plans, processes)
+        done = rewrite(analysis.source, plans)
     result = []
     for finding in analysis.findings:
         plan = analysis.plans.get(id(finding))
@@ -244,14 +240,11 @@ def with_edits(
     return _with_edits(analysis, edits_for)
 
 
-def fix_source(
-    source: str, settings: Settings, *, analysis: Analysis | None = None, processes: int = 1
-) -> FixResult:
+def fix_source(source: str, settings: Settings, *, analysis: Analysis | None = None) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
     ``analysis``, from ``analyse_source`` on the same source and settings, saves analysing
-    again; ``processes``: how many processes the rewrite of many fixes may use. The result is
-    checked to parse; a fix that would not is dropped, never written.
+    again. The result is checked to parse; a fix that would not is dropped, never written.
     """
     if analysis is None:
         analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None)
@@ -270,7 +263,7 @@ def fix_source(
             remaining.append(finding)
     if not chosen:
         return FixResult(source, [], remaining)
-    done = _rewritten(source, list(chosen.values()), processes)
+    done = _rewritten(source, list(chosen.values()))
     if done is None:
         return FixResult(source, [], analysis.findings)
     pieces = {(e.start_line, e.end_line - 1, e.content) for e in _edits(done)}
@@ -284,11 +277,11 @@ def apply_plans(source: str, plans: Sequence[FunctionFix]) -> str | None:
     return None if done is None else done.text
 
 
-def _rewritten(source: str, plans: Sequence[FunctionFix], processes: int = 1) -> Rewrite | None:
-    from .fix.spread import rewrite_all
+def _rewritten(source: str, plans: Sequence[FunctionFix]) -> Rewrite | None:
+    from .fix.rewrite import rewrite
 
     with _paused_gc():  # libcst's trees, as the analysis's, are freed by reference counting
-        done = rewrite_all(source, plans, processes)
+        done = rewrite(source, plans)
     if done.failed:
         return None
     try:
