@@ -67,10 +67,18 @@ def _per_file_ignores(value: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from error
 
 
+def _cores() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than the
+    machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def _jobs(value: str) -> int:
     """A positive number of processes, or ``auto`` for all cores (as in flake8)."""
     if value == "auto":
-        return os.cpu_count() or 1
+        return _cores()
     try:
         jobs = int(value)
     except ValueError:
@@ -141,7 +149,7 @@ def _common_options() -> argparse.ArgumentParser:
         "--jobs",
         "-j",
         type=_jobs,
-        default=os.cpu_count() or 1,
+        default=_cores(),
         help="parallel processes, or auto (default: all cores)",
     )
     common.add_argument(
@@ -674,7 +682,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         pytest_args = tuple(args.runner[1:])
     if not jax_available():
         print(
-            "flake8-jax-closure verify needs jax: pip install 'flake8-jax-closure[verify]'",
+            "flake8-jax-closure verify needs jax: install the [verify] extra "
+            "(pip install '.[verify]' in a checkout of flake8-jax-closure)",
             file=stderr,
         )
         return EXIT_ERROR
@@ -707,7 +716,11 @@ def _lsp(stderr: TextIO) -> int:
     try:
         from .lsp import main as serve
     except ImportError:
-        print("the language server needs pygls: pip install 'flake8-jax-closure[lsp]'", file=stderr)
+        print(
+            "the language server needs pygls: install the [lsp] extra "
+            "(pip install '.[lsp]' in a checkout of flake8-jax-closure)",
+            file=stderr,
+        )
         return EXIT_ERROR
     serve()
     return EXIT_CLEAN

@@ -239,12 +239,30 @@ class FixResult:
     changes: tuple[tuple[int, int, str], ...] = ()
 
 
-def fix_source(source: str, settings: Settings) -> FixResult:
+def analyse_source(source: str, settings: Settings) -> Analysis | None:
+    """The selected findings of ``source`` with their fix plans, for ``with_edits`` and
+    ``fix_source`` to use again (an editor asks for fixes of the text it was shown findings
+    of); None when the source names no compile transform. Raises SourceSyntaxError."""
+    return _analyse_selected(source, settings, honour_noqa=True, tree=None)
+
+
+def with_edits(
+    analysis: Analysis, edits_for: Callable[[Finding], bool] | None = None
+) -> list[Finding]:
+    """The analysis's findings, with the edits of the fixes ``edits_for`` accepts."""
+    if not analysis.plans:
+        return analysis.findings
+    return _with_edits(analysis, edits_for)
+
+
+def fix_source(source: str, settings: Settings, *, analysis: Analysis | None = None) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
-    The result is checked to parse; a fix that would not is dropped, never written.
+    ``analysis``, from ``analyse_source`` on the same source and settings, saves analysing
+    again. The result is checked to parse; a fix that would not is dropped, never written.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None)
+    if analysis is None:
+        analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None)
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())

@@ -22,6 +22,7 @@ shown once until it changes.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from pygls.uris import to_fs_path
 from . import __version__
 from .config import ConfigCache, ConfigError, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
-from .engine import SourceSyntaxError, check_source, fix_source
+from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
+from .engine import with_edits as with_edits_for
 from .noqa import noqa_comment
 from .positions import SourceLines
 from .rules import SUMMARIES
@@ -61,6 +63,9 @@ class JaxClosureServer(LanguageServer):
         self.configs: ConfigCache | None = None
         self._shown_errors: set[str] = set()
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        # The last analysis of each document: code actions and hover ask about the text the
+        # diagnostics were computed on, and reuse it.
+        self._analyses: dict[str, tuple[str, Settings, Analysis | None]] = {}
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -98,6 +103,20 @@ class JaxClosureServer(LanguageServer):
 
     # -- findings ----------------------------------------------------------------------------
 
+    def analysis(self, uri: str, source: str, settings: Settings) -> Analysis | None:
+        """The document's analysis, computed once per text and settings. Raises
+        SourceSyntaxError."""
+        cached = self._analyses.get(uri)
+        if cached is not None and cached[0] == source and cached[1] == settings:
+            return cached[2]
+        self._analyses.pop(uri, None)
+        analysis = analyse_source(source, settings)
+        self._analyses[uri] = (source, settings, analysis)
+        return analysis
+
+    def drop_analysis(self, uri: str) -> None:
+        self._analyses.pop(uri, None)
+
     def findings(
         self, uri: str, *, edits_in: types.Range | None = None, with_edits: bool = False
     ) -> list[Finding]:
@@ -105,20 +124,20 @@ class JaxClosureServer(LanguageServer):
         settings = self.settings_for(uri)
         if settings is None:
             return []
+        try:
+            analysis = self.analysis(uri, document.source, settings)
+        except SourceSyntaxError:
+            return []  # the editor's Python support reports syntax errors
+        if analysis is None:
+            return []
+        if not with_edits:
+            return analysis.findings
         lines = SourceLines(document.source)
 
         def in_range(finding: Finding) -> bool:
             return edits_in is None or _overlaps(_range(finding, lines), edits_in)
 
-        try:
-            return check_source(
-                document.source,
-                settings,
-                with_edits=with_edits,
-                edits_for=in_range if with_edits else None,
-            )
-        except SourceSyntaxError:
-            return []  # the editor's Python support reports syntax errors
+        return with_edits_for(analysis, in_range)
 
     def publish(self, uri: str, version: int | None = None) -> None:
         self._pending.pop(uri, None)
@@ -147,7 +166,14 @@ server = JaxClosureServer()
 
 
 def _import_the_rewrite() -> None:
-    from .fix import rewrite  # noqa: F401 - imported for later: libcst and the rewrite
+    # While the import runs, the server's loop waits for the interpreter lock at each message;
+    # a short switch interval keeps that wait well under the debounce of keystrokes.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0005))
+    try:
+        from .fix import rewrite  # noqa: F401 - imported for later: libcst and the rewrite
+    finally:
+        sys.setswitchinterval(interval)
 
 
 def warm_up() -> threading.Thread:
@@ -191,6 +217,7 @@ def did_save(ls: JaxClosureServer, params: types.DidSaveTextDocumentParams) -> N
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: JaxClosureServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.forget(params.text_document.uri)
+    ls.drop_analysis(params.text_document.uri)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )
@@ -290,9 +317,12 @@ def _noqa_action(finding: Finding, uri: str, lines: SourceLines) -> types.CodeAc
 def _fix_all(ls: JaxClosureServer, uri: str, settings: Settings) -> types.CodeAction | None:
     document = ls.workspace.get_text_document(uri)
     try:
-        result = fix_source(document.source, settings)
+        analysis = ls.analysis(uri, document.source, settings)
     except SourceSyntaxError:
         return None
+    if analysis is None:
+        return None
+    result = fix_source(document.source, settings, analysis=analysis)
     if result.source == document.source:
         return None
     lines = document.source.splitlines(keepends=True)
