@@ -53,5 +53,6 @@ class Finding:
     def text(self) -> str:
         return f"{self.code} {self.message}"
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (self.line, self.column, self.code)
+    def sort_key(self) -> tuple[int, int, str, str]:
+        # The name last: a call of a helper can read several values at one position.
+        return (self.line, self.column, self.code, self.name)
