@@ -384,11 +384,16 @@ def run(args: argparse.Namespace) -> str:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         raise BenchmarkError("ruff is needed: pip install ruff")
-    target, jobs = str(args.target), str(args.jobs)
+    # A copy outside any git work tree: a virtualenv inside a checkout is git-ignored, and
+    # check and ruff, which respect .gitignore, would find no file in it.
+    copy = Path(tempfile.mkdtemp(prefix="jc-bench-target-")) / args.target.name
+    shutil.copytree(args.target, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    load_before = os.getloadavg()[0]
+    target, jobs = str(copy), str(args.jobs)
     tool = [sys.executable, "-m", "flake8_jax_closure"]
     cache = Path(tempfile.mkdtemp(prefix="jc-bench-cache-"))
     env = {**os.environ, "FLAKE8_JAX_CLOSURE_CACHE_DIR": str(cache)}
-    files, lines = count_lines(args.target)
+    files, lines = count_lines(copy)
     print(f"target {target}: {files} files, {lines} lines", file=sys.stderr)
 
     def empty_cache() -> None:
@@ -478,6 +483,8 @@ def run(args: argparse.Namespace) -> str:
     lazy.run(), eager.run()
     identical = same_outputs(lazy) == same_outputs(eager)
     shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    load = max(load_before, os.getloadavg()[0])
 
     overhead = float(plugin_seconds) / cpu_seconds(flake8_alone)
     end_to_end = cpu_seconds(flake8_plugin) / cpu_seconds(flake8_alone) - 1
@@ -574,7 +581,7 @@ def run(args: argparse.Namespace) -> str:
     rows = [
         f"Target: `{args.target.name}` ({files} files, {lines:,} lines); medians of "
         f"{args.repeat} interleaved rounds; {jobs} jobs; Python {sys.version.split()[0]}; "
-        f"{os.cpu_count()} cores.",
+        f"{os.cpu_count()} cores; load average {load:.1f} during the run.",
         "",
         "| command | seconds |",
         "| --- | ---: |",
