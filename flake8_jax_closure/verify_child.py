@@ -77,9 +77,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         return {**report, "status": "error", "error": f"jax is not installed: {error}"}
     try:
         report.update(instrument.platform_description())
-    except RuntimeError as error:  # no such backend, or no device for it
+    except Exception as error:  # noqa: BLE001 - no such backend, no device for it, or a
+        # plugin that fails its own checks (a CPU-only jaxlib asked for CUDA asserts)
         first = str(error).strip().splitlines()
-        return {**report, "status": "platform-error", "error": first[0] if first else ""}
+        message = first[0] if first else f"{type(error).__name__} while starting the backend"
+        return {**report, "status": "platform-error", "error": message}
     sys.path.insert(0, directory)
     try:
         entry = spec.get("entry")
