@@ -1,4 +1,16 @@
+from pathlib import Path
+
 import pytest
+
+# Modules whose every test is slow, left uncollected (not even imported: hypothesis alone costs
+# each test process most of a second) when a run leaves the slow tests out.
+SLOW_MODULES = frozenset({"test_fuzz.py"})
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name in SLOW_MODULES and config.getoption("markexpr") == "not slow":
+        return True
+    return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

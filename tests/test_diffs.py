@@ -88,7 +88,7 @@ def test_node_ranges_are_libcsts_positions() -> None:
 
     from flake8_jax_closure.fix.node_positions import node_ranges
 
-    for source in [*(f.source for f in fixtures()), generated_module(300)]:
+    for source in [*(f.source for f in fixtures()[::4]), generated_module(300)]:
         module = cst.parse_module(source)
         expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         ranges = node_ranges(module)
