@@ -24,23 +24,24 @@ COMMAND = (sys.executable, "-m", "flake8_jax_closure")
 
 
 def _run(arguments: list[str], folder: Path) -> str:
+    """The command's output, with its messages on stderr (files that do not parse, exit 2)
+    after a marker line, so that they are compared too."""
     done = subprocess.run(
         [*COMMAND, *arguments], cwd=folder, capture_output=True, text=True, check=False
     )
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1, 2) or "Traceback" in done.stderr:
         raise SystemExit(f"{' '.join(arguments)} in {folder} failed:\n{done.stderr}")
-    return done.stdout
+    return done.stdout if not done.stderr else f"{done.stdout}\n--- stderr\n{done.stderr}"
 
 
 def _check(folder: Path, select: str) -> dict[str, Any]:
     arguments = ["check", "--format", "json", "--no-cache", "--exit-zero", "--select", select, "."]
-    out = _run(arguments, folder)
-    return json.loads(out) if out.strip() else {}
+    out, _, messages = _run(arguments, folder).partition("\n--- stderr\n")
+    return {"findings": json.loads(out) if out.strip() else [], "stderr": messages}
 
 
 def _files_with_findings(found: Any) -> list[str]:
-    items = found if isinstance(found, list) else found.get("findings", [])
-    names = {item.get("filename") or item.get("path") for item in items}
+    names = {item.get("filename") for item in found["findings"]}
     return sorted(name for name in names if name)
 
 
@@ -55,7 +56,9 @@ def record_folder(folder: Path, per_rule: bool) -> dict[str, Any]:
     for start in range(0, len(files), 200):  # keep each command line short
         batch = files[start : start + 200]
         record["diff"][start] = _run(["diff", "--exit-zero", *batch], folder)
-        record["diff_unsafe"][start] = _run(["diff", "--exit-zero", "--unsafe-fixes", *batch], folder)
+        record["diff_unsafe"][start] = _run(
+            ["diff", "--exit-zero", "--unsafe-fixes", *batch], folder
+        )
     return record
 
 
@@ -73,7 +76,11 @@ def _differences(before: Any, after: Any, where: str) -> list[str]:
     if isinstance(before, list):
         if len(before) != len(after):
             return [f"{where}: {len(before)} items -> {len(after)}"]
-        return [d for i, (b, a) in enumerate(zip(before, after)) for d in _differences(b, a, f"{where}[{i}]")]
+        return [
+            d
+            for i, (b, a) in enumerate(zip(before, after))
+            for d in _differences(b, a, f"{where}[{i}]")
+        ]
     return [] if before == after else [f"{where}: {before!r} -> {after!r}"[:400]]
 
 
