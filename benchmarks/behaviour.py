@@ -78,7 +78,7 @@ def _differences(before: Any, after: Any, where: str) -> list[str]:
             return [f"{where}: {len(before)} items -> {len(after)}"]
         return [
             d
-            for i, (b, a) in enumerate(zip(before, after))
+            for i, (b, a) in enumerate(zip(before, after, strict=True))
             for d in _differences(b, a, f"{where}[{i}]")
         ]
     return [] if before == after else [f"{where}: {before!r} -> {after!r}"[:400]]
