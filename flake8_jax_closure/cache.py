@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +47,13 @@ def _settings_fingerprint(settings: Settings) -> bytes:
 
 
 def _to_json(finding: Finding) -> dict[str, Any]:
+    if finding.fix is not None:
+        # The plan is the analysis's working state, not part of the finding: left behind.
+        finding = replace(finding, fix=replace(finding.fix, plan=None))
     data = asdict(finding)
     if finding.fix is not None:
         data["fix"]["applicability"] = finding.fix.applicability.value
+        del data["fix"]["plan"]
     return data
 
 
@@ -60,6 +64,7 @@ def _from_json(data: dict[str, Any]) -> Finding:
             Applicability(fix["applicability"]),
             fix["description"],
             tuple(Edit(**edit) for edit in fix["edits"]),
+            tuple(fix.get("introduces", ())),
         )
     return Finding(**data)
 

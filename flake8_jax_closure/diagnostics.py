@@ -1,9 +1,14 @@
-"""What the linter reports: findings, and the fixes they carry. Plain frozen data, no logic."""
+"""What the linter reports: findings, and the fixes they carry. Plain frozen data, no logic
+(a fix also holds the plan its edits are made from, opaque here)."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .fix.plan import FunctionFix
 
 
 class Applicability(enum.Enum):
@@ -27,6 +32,12 @@ class Fix:
     applicability: Applicability
     description: str  # what the fix does, then why it is safe or unsafe in parentheses
     edits: tuple[Edit, ...]
+    # The names the fix writes into the module (the compiled function's new name, a split
+    # method's ``_impl``, a helper's), so that tools find the fixed code without guessing.
+    introduces: tuple[str, ...] = ()
+    # How the edits are made, kept for ``fix`` and for outputs that ask for the edits later
+    # (an editor's code action). Not a value of the finding: never compared, never saved.
+    plan: FunctionFix | None = field(default=None, compare=False, repr=False)
 
     @property
     def title(self) -> str:

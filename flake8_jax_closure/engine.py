@@ -10,17 +10,17 @@ import ast
 import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .analysis.captures import StaleCapture
-from .analysis.pipeline import ModuleAnalysis, analyse
+from .analysis.pipeline import ModuleFacts
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Edit, Finding, Fix
 from .fix.plan import FixPlanner, FunctionFix, NoFix
 from .noqa import EVERY_CODE, file_exemption, is_suppressed
 from .positions import SourceLines
-from .rules import ANALYSIS_FAILED, RULES
+from .rules import ANALYSIS_FAILED, selected_findings
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -61,12 +61,11 @@ def parse_tree(source: str) -> ast.Module:
 
 @dataclass
 class Analysis:
-    """Findings of one module, each with its fix (or the reason there is none)."""
+    """Findings of one module, each carrying its fix (with the plan its edits are made from) or
+    the reason there is none."""
 
     source: str
     findings: list[Finding]
-    # id(finding) -> the plan of its compiled function's fix
-    plans: dict[int, FunctionFix] = field(default_factory=dict)
 
 
 def analysis_failed(error: BaseException) -> Finding:
@@ -80,36 +79,31 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def _findings(module: ModuleAnalysis, source: SourceLines, unsafe_fixes: bool) -> Analysis:
-    """Each stale capture as a finding of the first rule that claims it, with its fix plan."""
-    groups: dict[int, list[tuple[StaleCapture, Finding]]] = {}
-    for capture in module.captures:
-        for rule in RULES:
-            found = rule.check(capture)
-            if found is not None:
-                groups.setdefault(id(capture.compiled.function), []).append((capture, found))
-                break
-    planner = FixPlanner(module.facts, source, module.compiled, prefer_safe=not unsafe_fixes)
+def _findings(module: ModuleFacts, source: SourceLines, settings: Settings) -> list[Finding]:
+    """The selected rules' findings, each with the fix of its compiled function: one plan per
+    function, for all the selected captures it reads."""
+    groups: dict[ast.AST, list[tuple[StaleCapture, Finding]]] = {}
+    for capture, found in selected_findings(module, settings.is_selected):
+        groups.setdefault(capture.compiled.function, []).append((capture, found))
+    planner = FixPlanner(
+        module.facts, source, module.compiled, prefer_safe=not settings.unsafe_fixes
+    )
     planner.prepare(capture for group in groups.values() for capture, _ in group)
-    analysis = Analysis(source.text, [])
+    findings: list[Finding] = []
     for group in groups.values():
-        captures = [capture for capture, _ in group]
         try:
-            plan = planner.plan(captures)
+            plan = planner.plan([capture for capture, _ in group])
         except NoFix as reason:
-            analysis.findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
+            findings.extend(replace(f, no_fix_reason=str(reason)) for _, f in group)
             continue
-        fix = Fix(plan.applicability, plan.description, ())
+        fix = Fix(plan.applicability, plan.description, (), plan.introduced_names, plan)
         for capture, found in group:
             declined = plan.declined.get((capture.name, capture.attribute))
             if declined is not None:
-                analysis.findings.append(replace(found, no_fix_reason=declined))
-                continue
-            with_fix = replace(found, fix=fix)
-            analysis.findings.append(with_fix)
-            analysis.plans[id(with_fix)] = plan
-    analysis.findings = _distinct(analysis.findings)
-    return analysis
+                findings.append(replace(found, no_fix_reason=declined))
+            else:
+                findings.append(replace(found, fix=fix))
+    return _distinct(findings)
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:
@@ -152,31 +146,27 @@ def _analyse_selected(
         if tree is None:
             tree = parse_tree(source)
         try:
-            module = analyse(tree, source, settings.compile_functions, settings.lazy)
-            analysis = _findings(module, lines, settings.unsafe_fixes)
+            module = ModuleFacts(tree, source, settings.compile_functions, settings.lazy)
+            found = _findings(module, lines, settings)
             # Freed here by reference counting, while the cyclic collector is still paused.
-            module.facts.release()
+            module.release()
             del module, tree
         except RecursionError as error:
-            analysis = Analysis(source, [analysis_failed(error)])
+            found = [analysis_failed(error)]
         except Exception as error:  # noqa: BLE001 - reported as JC900 so that CI keeps going
-            analysis = Analysis(source, [analysis_failed(error)])
+            found = [analysis_failed(error)]
     kept: list[Finding] = []
-    plans: dict[int, FunctionFix] = {}
-    for finding in analysis.findings:
-        plan = analysis.plans.get(id(finding))
+    for finding in found:
         finding = _to_characters(finding, lines)
         if not settings.is_selected(finding.code):
-            continue
+            continue  # JC900, the one code no rule's selection has looked at
         if honour_noqa and (
             finding.code.startswith(tuple(exempt)) or is_suppressed(finding, lines.lines)
         ):
             continue
         kept.append(finding)
-        if plan is not None:
-            plans[id(finding)] = plan
     kept.sort(key=Finding.sort_key)
-    return Analysis(source, kept, plans)
+    return Analysis(source, kept)
 
 
 def check_source(
@@ -198,29 +188,36 @@ def check_source(
     if analysis is None:
         return []
     edits = settings.with_edits if with_edits is None else with_edits
-    if edits and analysis.plans:
-        return _with_edits(analysis, edits_for)
+    if edits:
+        return with_edits_of(analysis, edits_for)
     return analysis.findings
 
 
-def _with_edits(
+def _plan(finding: Finding) -> FunctionFix | None:
+    return finding.fix.plan if finding.fix is not None else None
+
+
+def with_edits_of(
     analysis: Analysis, edits_for: Callable[[Finding], bool] | None = None
 ) -> list[Finding]:
+    """The analysis's findings, with the edits of the fixes ``edits_for`` accepts (all by
+    default); a fix whose rewrite fails is dropped, with the reason."""
+    plans = list(
+        dict.fromkeys(
+            plan
+            for finding in analysis.findings
+            if (plan := _plan(finding)) is not None and (edits_for is None or edits_for(finding))
+        )
+    )
+    if not plans:
+        return analysis.findings
     from .fix.rewrite import rewrite
 
-    wanted = [
-        plan
-        for finding in analysis.findings
-        if (plan := analysis.plans.get(id(finding))) is not None
-        and (edits_for is None or edits_for(finding))
-    ]
-    plans = list({id(plan): plan for plan in wanted}.values())
     with _paused_gc():
         done = rewrite(analysis.source, plans)
     result = []
     for finding in analysis.findings:
-        plan = analysis.plans.get(id(finding))
-        fix = finding.fix
+        plan, fix = _plan(finding), finding.fix
         if plan is not None and fix is not None:
             if id(plan) in done.failed:
                 finding = replace(finding, fix=None, no_fix_reason=done.failed[id(plan)])
@@ -246,15 +243,6 @@ def analyse_source(source: str, settings: Settings) -> Analysis | None:
     return _analyse_selected(source, settings, honour_noqa=True, tree=None)
 
 
-def with_edits(
-    analysis: Analysis, edits_for: Callable[[Finding], bool] | None = None
-) -> list[Finding]:
-    """The analysis's findings, with the edits of the fixes ``edits_for`` accepts."""
-    if not analysis.plans:
-        return analysis.findings
-    return _with_edits(analysis, edits_for)
-
-
 def fix_source(source: str, settings: Settings, *, analysis: Analysis | None = None) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
@@ -266,19 +254,19 @@ def fix_source(source: str, settings: Settings, *, analysis: Analysis | None = N
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
-    chosen: dict[int, FunctionFix] = {}
+    chosen: dict[FunctionFix, None] = {}
     fixed: list[Finding] = []
     remaining: list[Finding] = []
     for finding in analysis.findings:
-        plan = analysis.plans.get(id(finding))
+        plan = _plan(finding)
         if plan is not None and finding.fix is not None and finding.fix.applicability in wanted:
-            chosen[id(plan)] = plan
+            chosen[plan] = None
             fixed.append(finding)
         else:
             remaining.append(finding)
     if not chosen:
         return FixResult(source, [], remaining)
-    done = _rewritten(source, list(chosen.values()))
+    done = _rewritten(source, list(chosen))
     if done is None:
         return FixResult(source, [], analysis.findings)
     pieces = {(e.start_line, e.end_line - 1, e.content) for e in _edits(done)}

@@ -35,7 +35,7 @@ from . import __version__
 from .config import ConfigCache, ConfigError, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
-from .engine import with_edits as with_edits_for
+from .engine import with_edits_of as with_edits_for
 from .noqa import noqa_comment
 from .positions import SourceLines
 from .rules import SUMMARIES

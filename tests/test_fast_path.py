@@ -7,15 +7,18 @@ import ast
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fixture_support import FIXTURES
 
 import flake8_jax_closure.engine as engine
+from flake8_jax_closure import rules
 from flake8_jax_closure.analysis.names import COMPILE_FUNCTIONS
-from flake8_jax_closure.analysis.pipeline import analyse
+from flake8_jax_closure.analysis.pipeline import ModuleFacts
 from flake8_jax_closure.engine import check_source
+from flake8_jax_closure.rules import selected_findings
 from flake8_jax_closure.settings import Settings
 
 SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
@@ -46,16 +49,41 @@ def test_lazy_analysis_visits_only_the_statements_it_needs() -> None:
         for n in range(200)
     )
     source = SEED + unrelated
-    lazy = analyse(ast.parse(source), source, COMPILE_FUNCTIONS, lazy=True)
-    eager = analyse(ast.parse(source), source, COMPILE_FUNCTIONS, lazy=False)
+    lazy = ModuleFacts(ast.parse(source), source, COMPILE_FUNCTIONS, lazy=True)
+    eager = ModuleFacts(ast.parse(source), source, COMPILE_FUNCTIONS, lazy=False)
+    lazy_found = selected_findings(lazy, lambda code: True)
+    eager_found = selected_findings(eager, lambda code: True)
     visited = sum(unit.visited for unit in lazy.facts.units)
     assert visited < len(lazy.facts.units) / 10
     assert all(unit.visited for unit in eager.facts.units)
     assert (
-        [(c.name, c.compiled.name) for c in lazy.captures]
-        == [(c.name, c.compiled.name) for c in eager.captures]
+        [(c.name, c.compiled.name) for c, _ in lazy_found]
+        == [(c.name, c.compiled.name) for c, _ in eager_found]
         == [("weights", "jitted_mult")]
     )
+
+
+def test_a_rule_left_out_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Selecting rules runs only their detections: JC104's is never asked for under
+    ``--select JC101``, and no detection runs when no rule is selected."""
+    asked: list[str] = []
+    spies: dict[object, object] = {}
+
+    def spy_on(detect, code):  # type: ignore[no-untyped-def]
+        def spy(module: ModuleFacts):  # type: ignore[no-untyped-def]
+            asked.append(code)
+            return detect(module)
+
+        return spies.setdefault(detect, spy)
+
+    spied = tuple(replace(rule, detect=spy_on(rule.detect, rule.code)) for rule in rules.RULES)
+    monkeypatch.setattr(rules, "RULES", spied)
+    module = ModuleFacts(ast.parse(SEED), SEED, COMPILE_FUNCTIONS)
+    assert [f.code for _, f in rules.selected_findings(module, lambda c: c == "JC101")] == ["JC101"]
+    assert asked == ["JC101"]  # the detection JC101 shares with JC102 and JC103, once
+    asked.clear()
+    assert rules.selected_findings(module, lambda c: False) == []
+    assert asked == []
 
 
 @pytest.mark.parametrize(

@@ -1,40 +1,38 @@
-"""The whole analysis of one module: the compiled functions, what they read, and the
-changes that can fall between a trace and a later compiled call."""
+"""The facts of one module that every rule's detection starts from: the compiled functions, the
+scopes, reads and changes, and the call graph that times a change against a compiled call."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
-from dataclasses import dataclass
-from itertools import chain
+from collections.abc import Iterable, Iterator
 
 from .callgraph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
-from .methods import MethodCaptureAnalysis
 from .scopes import Facts
 
 
-@dataclass
-class ModuleAnalysis:
-    facts: Facts
-    compiled: list[CompiledFunction]
-    captures: list[StaleCapture]
+class ModuleFacts:
+    """Built once per module and shared by the selected rules; each rule asks only what it
+    needs, and the facts visit statements only where a question needs them."""
+
+    def __init__(
+        self, tree: ast.Module, text: str, compile_functions: Iterable[str], lazy: bool = True
+    ) -> None:
+        self.facts = Facts(tree, text)
+        if not lazy:
+            # Visiting every statement first must change nothing but the time taken.
+            self.facts.ensure_scope(self.facts.module_scope)
+        self.finder = CompiledFunctionFinder(self.facts, frozenset(compile_functions))
+        self.compiled: list[CompiledFunction] = self.finder.find()
+        self.graph = CallGraph(self.facts)
+        self.values = CaptureAnalysis(self.facts, self.graph, self.compiled)
+
+    def release(self) -> None:
+        self.facts.release()
 
 
-def analyse(
-    tree: ast.Module, text: str, compile_functions: Iterable[str], lazy: bool = True
-) -> ModuleAnalysis:
-    """The stale captures of one module: the compiled functions, what they read, and the
-    changes that can fall between a trace and a later compiled call. ``lazy=False`` visits
-    every statement first, which must change nothing but the time taken."""
-    facts = Facts(tree, text)
-    if not lazy:
-        facts.ensure_scope(facts.module_scope)
-    finder = CompiledFunctionFinder(facts, frozenset(compile_functions))
-    compiled = finder.find()
-    graph = CallGraph(facts)
-    captures = CaptureAnalysis(facts, graph, compiled)
-    methods = MethodCaptureAnalysis(facts, graph, captures, finder)
-    found = list(chain(captures.stale_captures(compiled), methods.stale_captures(compiled)))
-    return ModuleAnalysis(facts, compiled, found)
+def value_captures(module: ModuleFacts) -> Iterator[StaleCapture]:
+    """Closure variables, globals and objects changed in place that the compiled functions read,
+    with the changes that can fall between a trace and a later compiled call (JC101-JC103)."""
+    return module.values.stale_captures(module.compiled)

@@ -137,8 +137,11 @@ class Redirect:
     keywords: list[tuple[str, str]]
 
 
-@dataclass
+@dataclass(eq=False)
 class FunctionFix:
+    """The fix of one compiled function, shared by its findings (one object, compared by
+    identity)."""
+
     name: str  # the compiled function's name, kept by the wrapper
     is_lambda: bool
     function: Span  # the def (from ``def``) or the lambda
@@ -180,6 +183,19 @@ class FunctionFix:
     @property
     def applicability(self) -> Applicability:
         return Applicability.UNSAFE if self.unsafe_reasons else Applicability.SAFE
+
+    @property
+    def introduced_names(self) -> tuple[str, ...]:
+        """The names the fix writes into the module: the compiled function's new name, the def's
+        new name when compiled by call, a site's own compiled object and wrapper, and the
+        ``_impl`` of each helper the values are passed through."""
+        names = [
+            self.compiled_name,
+            self.raw_name,
+            *(name for site in self.sites for name in (site.compiled_name, site.wrapper_name)),
+            *(split.impl_name for split in self.splits),
+        ]
+        return tuple(dict.fromkeys(name for name in names if name))
 
     @property
     def description(self) -> str:

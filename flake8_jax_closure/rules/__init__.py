@@ -1,9 +1,12 @@
-"""One module per rule code. Each exports ``CODE``, ``SUMMARY`` and ``check(capture)``."""
+"""One module (or package) per rule code. Each exports ``CODE``, ``SUMMARY``, ``detect(module)``
+(the stale captures it looks for in a module's facts; rules that share a detection name the same
+function, which runs once for all of them) and ``check(capture)`` (the finding, when the capture
+is this rule's). Its docstring is its documentation."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,12 +21,14 @@ from . import (
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
+    from ..analysis.pipeline import ModuleFacts
 
 
 @dataclass(frozen=True)
 class Rule:
     code: str
     summary: str
+    detect: Callable[[ModuleFacts], Iterable[StaleCapture]]
     check: Callable[[StaleCapture], Finding | None]
 
 
@@ -34,7 +39,7 @@ _MODULES = (
     jc104_self_attribute,
 )
 RULES: tuple[Rule, ...] = tuple(
-    Rule(module.CODE, module.SUMMARY, module.check) for module in _MODULES
+    Rule(module.CODE, module.SUMMARY, module.detect, module.check) for module in _MODULES
 )
 
 ANALYSIS_FAILED = jc900_analysis_failed.CODE
@@ -47,6 +52,28 @@ NAMES: dict[str, str] = {
     module.CODE: module.__name__.rsplit(".", 1)[1].split("_", 1)[1].replace("_", "-")
     for module in _DOCUMENTED
 }
+
+
+def selected_findings(
+    module: ModuleFacts, is_selected: Callable[[str], bool]
+) -> list[tuple[StaleCapture, Finding]]:
+    """The findings of the selected rules, each with its capture, in the order of the rules'
+    detections. A detection runs once, for the rules that share it, and only when one of them is
+    selected; a capture belongs to the first of those rules that claims it, and is kept when that
+    rule is selected."""
+    found: list[tuple[StaleCapture, Finding]] = []
+    for detect in dict.fromkeys(rule.detect for rule in RULES):
+        sharing = [rule for rule in RULES if rule.detect is detect]
+        if not any(is_selected(rule.code) for rule in sharing):
+            continue
+        for capture in detect(module):
+            for rule in sharing:
+                finding = rule.check(capture)
+                if finding is not None:
+                    if is_selected(rule.code):
+                        found.append((capture, finding))
+                    break
+    return found
 
 
 def rule_documentation(code: str) -> str | None:

@@ -45,16 +45,25 @@ Fix safety
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Finding
-from ._common import STALE, finding, where
+from ...diagnostics import Finding
+from .._common import STALE, finding, where
+from .detection import MethodCaptureAnalysis
 
 if TYPE_CHECKING:
-    from ..analysis.captures import StaleCapture
+    from ...analysis.captures import StaleCapture
+    from ...analysis.pipeline import ModuleFacts
 
 CODE = "JC104"
 SUMMARY = "compiled code holds self and reads an attribute that changes after tracing"
+
+
+def detect(module: ModuleFacts) -> Iterator[StaleCapture]:
+    """Attributes of ``self`` that compiled code holding ``self`` reads, and their changes."""
+    methods = MethodCaptureAnalysis(module.facts, module.graph, module.values, module.finder)
+    return methods.stale_captures(module.compiled)
 
 
 def check(capture: StaleCapture) -> Finding | None:

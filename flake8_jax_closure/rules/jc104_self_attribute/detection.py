@@ -30,52 +30,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
-from .callgraph import CONSTRUCTORS, CallGraph, Reach
-from .captures import CaptureAnalysis, StaleCapture, method_self_name
-from .compiled import CompiledFunction, CompiledFunctionFinder, Form
-from .scopes import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
-from .structure import sets_split_structure
-from .timing import CompiledLife, stale_after
-
-CONSTRUCTION = frozenset(
-    {
-        "__init__", "__new__", "__post_init__", "__attrs_post_init__", "__setstate__",
-        "setup", "setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class",
-    }
-)  # fmt: skip
-# Bases whose instances are immutable or are passed to compiled code as arguments.
-IMMUTABLE_BASES = frozenset(
-    {
-        "typing.NamedTuple",
-        "flax.linen.Module",
-        "flax.linen.module.Module",
-        "flax.nnx.Module",
-        "flax.struct.PyTreeNode",
-        "equinox.Module",
-    }
-)
-FROZEN_DECORATORS = frozenset({"flax.struct.dataclass"})
-DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "chex.dataclass"})
-
-
-@dataclass
-class ClassFacts:
-    scope: Scope
-    methods: dict[str, Scope] = field(default_factory=dict)
-    construction: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class Holder:
-    """Compiled code that holds ``self`` of ``method``."""
-
-    site: CompiledFunction
-    method: Scope
-    self_name: str
-    static_self: bool = False
-    bound_method: bool = False
+from ...analysis.callgraph import CONSTRUCTORS, CallGraph, Reach
+from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
+from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
+from ...analysis.scopes import Facts, Mutation, Read, Scope, ScopeKind
+from ...analysis.structure import sets_split_structure
+from ...analysis.timing import CompiledLife, stale_after
+from .classes import ClassFacts, MutableClasses, enclosing_method
+from .guards import is_none, tests_around, unset_flag
+from .holders import Holder, HolderFinder
 
 
 class MethodCaptureAnalysis:
@@ -89,137 +53,11 @@ class MethodCaptureAnalysis:
         self.facts = facts
         self.graph = graph
         self.captures = captures
-        self.finder = finder
-        self._classes: dict[int, ClassFacts | None] = {}
-
-    # -- classes ---------------------------------------------------------------------------------
-
-    def class_facts(self, scope: Scope) -> ClassFacts | None:
-        """Methods and construction phase of a class whose instances can change in place."""
-        if id(scope) not in self._classes:
-            self._classes[id(scope)] = self._build(scope) if self._mutable(scope) else None
-        return self._classes[id(scope)]
-
-    def _mutable(self, scope: Scope) -> bool:
-        node = scope.node
-        assert isinstance(node, ast.ClassDef)
-        parent = scope.parent
-        assert parent is not None
-        for base in node.bases:
-            if self.facts.qualified_name(parent, base) in IMMUTABLE_BASES:
-                return False
-        for decorator in node.decorator_list:
-            callee = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = self.facts.qualified_name(parent, callee)
-            if name in FROZEN_DECORATORS:
-                return False
-            if name in DATACLASS_DECORATORS and isinstance(decorator, ast.Call):
-                for keyword in decorator.keywords:
-                    value = keyword.value
-                    if keyword.arg == "frozen" and isinstance(value, ast.Constant) and value.value:
-                        return False
-        return True
-
-    def _may_be_instance(self, function: Scope, param: str, cls: ClassFacts) -> bool:
-        """Whether the parameter may hold an instance of the class: not when its annotation
-        names another class of the module, unrelated to this one."""
-        arguments = getattr(function.node, "args", None)
-        if arguments is None or function.parent is None:
-            return True
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        annotation = next((a.annotation for a in every if a.arg == param), None)
-        if not isinstance(annotation, ast.Name):
-            return True
-        owner = self.facts.resolve(function.parent, annotation.id)
-        classes = [
-            self.facts.scope_of(b.node)
-            for b in self.facts.bindings_of(owner, annotation.id)
-            if b.kind is BindingKind.CLASS
-        ]
-        return not classes or any(
-            c is cls.scope or self.graph.related(c, cls.scope) for c in classes
-        )
-
-    def _called(self, name: str) -> bool:
-        return any(ref.called for ref in self.facts.attribute_refs(name))
-
-    def _build(self, scope: Scope) -> ClassFacts:
-        facts = ClassFacts(scope)
-        for child in scope.children:
-            if child.kind is ScopeKind.FUNCTION:
-                facts.methods[child.name] = child
-        # Constructors, and set-up hooks a framework calls before any test or use
-        # (``setUp``, flax's ``setup``, fixtures); one the module calls itself is timed there.
-        facts.construction = {
-            name for name, method in facts.methods.items()
-            if name in CONSTRUCTORS
-            or ((name in CONSTRUCTION or _is_fixture(method)) and not self._called(name))
-        }  # fmt: skip
-        # Private helpers called only from construction are construction too.
-        changed = True
-        while changed:
-            changed = False
-            for name in facts.methods:
-                if name in facts.construction or not name.startswith("_") or name.endswith("__"):
-                    continue
-                refs = self.facts.attribute_refs(name)
-                callers = {_enclosing_method(ref.scope, scope) for ref in refs}
-                if (
-                    refs
-                    and all(ref.called for ref in refs)
-                    and callers
-                    and all(
-                        caller is not None and caller.name in facts.construction
-                        for caller in callers
-                    )
-                ):
-                    facts.construction.add(name)
-                    changed = True
-        return facts
-
-    def holders(self, sites: list[CompiledFunction]) -> Iterator[tuple[ClassFacts, Holder]]:
-        for site in sites:
-            method = _enclosing_method(site.scope, None)
-            if method is None or method.parent is None:
-                continue
-            cls = self.class_facts(method.parent)
-            self_name = method_self_name(method)
-            if cls is None or self_name is None:
-                continue
-            if method is site.scope:
-                if site.form is Form.DECORATOR and _self_is_static(site, self_name):
-                    yield cls, Holder(site, method, self_name, static_self=True)
-            else:
-                yield cls, Holder(site, method, self_name)
-        for scope, call, target, transform in self.finder.bound_methods():
-            found = self._bound_method(scope, call, target, transform)
-            if found is not None:
-                yield found
-
-    def _bound_method(
-        self, scope: Scope, call: ast.Call, target: ast.Attribute, transform: str
-    ) -> tuple[ClassFacts, Holder] | None:
-        """``jax.jit(self.compute)`` or ``jax.jit(obj.compute)``: the method, with its class."""
-        assert isinstance(target.value, ast.Name)
-        cls = self._class_of(scope, target.value.id, (call.lineno, call.col_offset))
-        if cls is None:
-            return None
-        method = cls.methods.get(target.attr)
-        self_name = method_self_name(method) if method is not None else None
-        if method is None or self_name is None:
-            return None
-        probe = self.finder.call_form(scope, call, method.node, (transform, call), ())  # type: ignore[arg-type]
-        return cls, Holder(probe, method, self_name, bound_method=True)
-
-    def _class_of(self, scope: Scope, name: str, at: tuple[int, int]) -> ClassFacts | None:
-        """The class of ``name`` in ``scope``: ``self`` of a method, or an instance."""
-        made = self.graph.object_class(scope, name, at)
-        return self.class_facts(made) if made is not None else None
-
-    # -- reads and changes -------------------------------------------------------------------------
+        self.classes = MutableClasses(facts, graph)
+        self.holders = HolderFinder(graph, self.classes, finder)
 
     def stale_captures(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
-        for cls, holder in self.holders(sites):
+        for cls, holder in self.holders.holders(sites):
             yield from self._captures(cls, holder)
 
     def _captures(self, cls: ClassFacts, holder: Holder) -> Iterator[StaleCapture]:
@@ -361,7 +199,7 @@ class MethodCaptureAnalysis:
             if made is cls.scope or (
                 made is None
                 and mutation.name in owner.params
-                and self._may_be_instance(owner, mutation.name, cls)
+                and self.classes.may_be_instance(owner, mutation.name, cls)
             ):
                 # An instance of the class, or an object handed to a function: its class is
                 # the callers' to say, and may be this one.
@@ -472,26 +310,26 @@ class MethodCaptureAnalysis:
             return False
         flags: set[str] = set()
         for ref in refs:
-            caller = _enclosing_method(ref.scope, cls.scope)
+            caller = enclosing_method(ref.scope, cls.scope)
             if caller is None or caller is method:
                 return False
-            tests = _tests_around(caller.node, ref.node)
-            flags |= {flag for test in tests if (flag := _unset_flag(test)) is not None}
+            tests = tests_around(caller.node, ref.node)
+            flags |= {flag for test in tests if (flag := unset_flag(test)) is not None}
         for flag in sorted(flags):
             sets = [
                 (m, changer) for m, changer in self._changes(cls, flag) if m.path == (f".{flag}",)
             ]
             sets_it = any(
-                changer is method and not m.guards and not _is_none(m.value) for m, changer in sets
+                changer is method and not m.guards and not is_none(m.value) for m, changer in sets
             )
             others = all(
                 changer is method or (changer is not None and changer.name in cls.construction)
                 for m, changer in sets
             )
             every_call_guarded = all(
-                any(_unset_flag(t) == flag for t in _tests_around(caller.node, ref.node))
+                any(unset_flag(t) == flag for t in tests_around(caller.node, ref.node))
                 for ref in refs
-                if (caller := _enclosing_method(ref.scope, cls.scope)) is not None
+                if (caller := enclosing_method(ref.scope, cls.scope)) is not None
             )
             if sets_it and others and every_call_guarded:
                 return True
@@ -535,95 +373,6 @@ def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) ->
 
 def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
-
-
-def _is_fixture(method: Scope) -> bool:
-    for decorator in getattr(method.node, "decorator_list", []):
-        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
-        word = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
-        if word == "fixture":
-            return True
-    return False
-
-
-def _self_is_static(site: CompiledFunction, self_name: str) -> bool:
-    call = site.transform_call
-    if call is None:
-        return False
-    for keyword in call.keywords:
-        value = keyword.value
-        elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        constants = [e.value for e in elements if isinstance(e, ast.Constant)]
-        if keyword.arg == "static_argnums" and any(
-            c == 0 and not isinstance(c, bool) for c in constants
-        ):
-            return True
-        if keyword.arg == "static_argnames" and self_name in constants:
-            return True
-    return False
-
-
-def _enclosing_method(scope: Scope, class_scope: Scope | None) -> Scope | None:
-    """The method (of ``class_scope``, or of any class) whose body holds ``scope``."""
-    current: Scope | None = scope
-    while current is not None and current.parent is not None:
-        parent = current.parent
-        if current.kind is ScopeKind.FUNCTION and parent.kind is ScopeKind.CLASS:
-            if class_scope is None or parent is class_scope:
-                return current
-        current = parent
-    return None
-
-
-def _tests_around(function: ast.AST, node: ast.AST) -> list[ast.expr]:
-    """The tests of the ``if`` statements in ``function`` whose body holds ``node``."""
-    line = getattr(node, "lineno", 0)
-    tests: list[ast.expr] = []
-    statements: list[ast.stmt] = list(getattr(function, "body", []))
-    while statements:
-        holder = next(
-            (
-                st
-                for st in statements
-                if st.lineno <= line <= (st.end_lineno or st.lineno)
-                and any(inner is node for inner in ast.walk(st))
-            ),
-            None,
-        )
-        if holder is None or not isinstance(holder, (ast.If, ast.With, ast.For, ast.While)):
-            return tests
-        inside = [st for st in holder.body if any(inner is node for inner in ast.walk(st))]
-        if isinstance(holder, ast.If):
-            if not inside:
-                return tests  # in the ``else`` branch: not guarded by this test
-            tests.append(holder.test)
-        statements = inside
-    return tests
-
-
-def _unset_flag(test: ast.expr) -> str | None:
-    """``F`` for ``self.F is None``, ``not self.F`` and ``not hasattr(self, "F")``."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
-        if _is_none(test.comparators[0]) and isinstance(test.left, ast.Attribute):
-            return test.left.attr
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        operand = test.operand
-        if isinstance(operand, ast.Attribute):
-            return operand.attr
-        if (
-            isinstance(operand, ast.Call)
-            and isinstance(operand.func, ast.Name)
-            and operand.func.id == "hasattr"
-            and len(operand.args) == 2
-            and isinstance(operand.args[1], ast.Constant)
-            and isinstance(operand.args[1].value, str)
-        ):
-            return operand.args[1].value
-    return None
-
-
-def _is_none(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _called_again(life: CompiledLife) -> bool:

@@ -1,0 +1,56 @@
+"""The tests an ``if`` puts around a call: how a method that runs once per object is told."""
+
+from __future__ import annotations
+
+import ast
+
+
+def tests_around(function: ast.AST, node: ast.AST) -> list[ast.expr]:
+    """The tests of the ``if`` statements in ``function`` whose body holds ``node``."""
+    line = getattr(node, "lineno", 0)
+    tests: list[ast.expr] = []
+    statements: list[ast.stmt] = list(getattr(function, "body", []))
+    while statements:
+        holder = next(
+            (
+                st
+                for st in statements
+                if st.lineno <= line <= (st.end_lineno or st.lineno)
+                and any(inner is node for inner in ast.walk(st))
+            ),
+            None,
+        )
+        if holder is None or not isinstance(holder, (ast.If, ast.With, ast.For, ast.While)):
+            return tests
+        inside = [st for st in holder.body if any(inner is node for inner in ast.walk(st))]
+        if isinstance(holder, ast.If):
+            if not inside:
+                return tests  # in the ``else`` branch: not guarded by this test
+            tests.append(holder.test)
+        statements = inside
+    return tests
+
+
+def unset_flag(test: ast.expr) -> str | None:
+    """``F`` for ``self.F is None``, ``not self.F`` and ``not hasattr(self, "F")``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
+        if is_none(test.comparators[0]) and isinstance(test.left, ast.Attribute):
+            return test.left.attr
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+        if isinstance(operand, ast.Attribute):
+            return operand.attr
+        if (
+            isinstance(operand, ast.Call)
+            and isinstance(operand.func, ast.Name)
+            and operand.func.id == "hasattr"
+            and len(operand.args) == 2
+            and isinstance(operand.args[1], ast.Constant)
+            and isinstance(operand.args[1].value, str)
+        ):
+            return operand.args[1].value
+    return None
+
+
+def is_none(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
