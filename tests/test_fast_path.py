@@ -15,6 +15,7 @@ from fixture_support import FIXTURES
 
 import flake8_jax_closure.engine as engine
 from flake8_jax_closure import rules
+from flake8_jax_closure.analysis.captures import CaptureAnalysis
 from flake8_jax_closure.analysis.names import COMPILE_FUNCTIONS
 from flake8_jax_closure.analysis.pipeline import ModuleFacts
 from flake8_jax_closure.engine import check_source
@@ -70,9 +71,9 @@ def test_a_rule_left_out_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
     spies: dict[object, object] = {}
 
     def spy_on(detect, code):  # type: ignore[no-untyped-def]
-        def spy(module: ModuleFacts):  # type: ignore[no-untyped-def]
+        def spy(module: ModuleFacts, owners):  # type: ignore[no-untyped-def]
             asked.append(code)
-            return detect(module)
+            return detect(module, owners)
 
         return spies.setdefault(detect, spy)
 
@@ -126,3 +127,26 @@ def test_the_word_index_finds_what_word_lines_finds() -> None:
         index = word_index(text)
         for word in set(index) | {"x", "jax", "weights", "λx", "nope"}:
             assert index.get(word, []) == word_lines(text, word), word
+
+
+def test_a_shared_detection_skips_what_no_selected_rule_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under ``--select JC101`` (closure variables), the changes of globals are never timed."""
+    timed: list[str] = []
+    original = CaptureAnalysis._first_changes
+
+    def spy(self, sites, owner, name, *rest):  # type: ignore[no-untyped-def]
+        timed.append(name)
+        return original(self, sites, owner, name, *rest)
+
+    monkeypatch.setattr(CaptureAnalysis, "_first_changes", spy)
+    source = (
+        "import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\n\n"
+        "def set_scale(v):\n    global SCALE\n    SCALE = v\n"
+    )
+    module = ModuleFacts(ast.parse(source), source, COMPILE_FUNCTIONS)
+    assert selected_findings(module, lambda code: code == "JC101") == []
+    assert timed == []
+    found = selected_findings(module, lambda code: code == "JC102")
+    assert [f.code for _, f in found] == ["JC102"] and timed == ["SCALE"]

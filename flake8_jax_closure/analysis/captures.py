@@ -13,6 +13,7 @@ collected first, and the timing of changes is worked out only for variables that
 from __future__ import annotations
 
 import ast
+import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -46,6 +47,16 @@ _SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
 _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
 
 
+class Owner(enum.Enum):
+    """Where a captured variable lives: what separates the rules on values."""
+
+    ENCLOSING = "a variable of an enclosing function or class"
+    MODULE = "a global"
+
+
+EVERY_OWNER = frozenset(Owner)
+
+
 @dataclass(frozen=True, eq=False)
 class StaleCapture:
     """A compiled function reads ``name`` from ``owner``; the value can change after a trace."""
@@ -71,7 +82,7 @@ class StaleCapture:
 
     @property
     def is_global(self) -> bool:
-        return self.owner.kind is ScopeKind.MODULE
+        return _owner(self.owner) is Owner.MODULE
 
 
 class CaptureAnalysis:
@@ -96,9 +107,13 @@ class CaptureAnalysis:
             self._lives[key] = cached
         return cached
 
-    def stale_captures(self, compiled: Iterable[CompiledFunction]) -> Iterator[StaleCapture]:
+    def stale_captures(
+        self, compiled: Iterable[CompiledFunction], owners: frozenset[Owner] = EVERY_OWNER
+    ) -> Iterator[StaleCapture]:
+        """The stale captures of variables living in ``owners``: the changes of the others are
+        never timed (a run with only the rule on closures skips the globals)."""
         for sites in self.groups(compiled):
-            yield from self._captures_of(sites)
+            yield from self._captures_of(sites, owners)
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -204,10 +219,12 @@ class CaptureAnalysis:
 
     # -- captures --------------------------------------------------------------------------------
 
-    def _captures_of(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
+    def _captures_of(
+        self, sites: list[CompiledFunction], owners: frozenset[Owner]
+    ) -> Iterator[StaleCapture]:
         compiled = sites[0]
         by_variable: dict[tuple[int, str], list[Read]] = {}
-        owners: dict[int, Scope] = {}
+        owners_by_id: dict[int, Scope] = {}
         through: dict[tuple[int, str], str] = {}
         own_state = {
             name
@@ -219,7 +236,7 @@ class CaptureAnalysis:
                 continue  # ``self`` of a method: its attributes are JC104's (see methods.py)
             if read.name in own_state:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
-            owners[id(owner)] = owner
+            owners_by_id[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
         sliced: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
@@ -230,14 +247,16 @@ class CaptureAnalysis:
                 sliced.add(key)
             if key in by_variable and key not in through:
                 continue  # read directly too: reported there
-            owners[id(owner)] = owner
+            owners_by_id[id(owner)] = owner
             through[key] = f"{helper}()"
             by_variable.setdefault(key, []).append(
                 Read(call.scope, call.node, call.loops, name=inner.name, path=inner.path,
                      path_node=None)
             )  # fmt: skip
         for (owner_id, name), reads in by_variable.items():
-            owner = owners[owner_id]
+            owner = owners_by_id[owner_id]
+            if _owner(owner) not in owners:
+                continue
             if _names_module(self.facts, self.facts.bindings_of(owner, name)):
                 paths = [_module_path(self.facts, read) for read in reads]
             else:
@@ -391,6 +410,10 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
+
+
+def _owner(scope: Scope) -> Owner:
+    return Owner.MODULE if scope.kind is ScopeKind.MODULE else Owner.ENCLOSING
 
 
 def _scopes_within(scope: Scope) -> Iterator[Scope]:

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from .callgraph import CallGraph
-from .captures import CaptureAnalysis, StaleCapture
+from .captures import CaptureAnalysis, Owner, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
 from .scopes import Facts
 
@@ -32,7 +32,7 @@ class ModuleFacts:
         self.facts.release()
 
 
-def value_captures(module: ModuleFacts) -> Iterator[StaleCapture]:
-    """Closure variables, globals and objects changed in place that the compiled functions read,
-    with the changes that can fall between a trace and a later compiled call (JC101-JC103)."""
-    return module.values.stale_captures(module.compiled)
+def value_captures(module: ModuleFacts, owners: frozenset[Owner]) -> Iterator[StaleCapture]:
+    """Variables of ``owners`` (and the objects they hold) that the compiled functions read,
+    with the changes that can fall between a trace and a later compiled call."""
+    return module.values.stale_captures(module.compiled, owners)

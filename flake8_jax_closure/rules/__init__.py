@@ -1,7 +1,12 @@
-"""One module (or package) per rule code. Each exports ``CODE``, ``SUMMARY``, ``detect(module)``
-(the stale captures it looks for in a module's facts; rules that share a detection name the same
-function, which runs once for all of them) and ``check(capture)`` (the finding, when the capture
-is this rule's). Its docstring is its documentation."""
+"""One module (or package) per rule code. Each exports:
+
+- ``CODE`` and ``SUMMARY``; the docstring is the rule's documentation;
+- ``detect(module, owners)``: the stale captures it looks for in a module's facts. Rules that share
+  a detection name the same function, which runs once for all of them;
+- ``OWNERS``: where the variables it reports live (globals, variables of enclosing functions), so
+  that a shared detection skips what no selected rule reports;
+- ``check(capture)``: the finding, when the capture is this rule's.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from ..analysis.captures import StaleCapture
+    from ..analysis.captures import Owner, StaleCapture
     from ..analysis.pipeline import ModuleFacts
 
 
@@ -28,7 +33,8 @@ if TYPE_CHECKING:
 class Rule:
     code: str
     summary: str
-    detect: Callable[[ModuleFacts], Iterable[StaleCapture]]
+    detect: Callable[[ModuleFacts, frozenset[Owner]], Iterable[StaleCapture]]
+    owners: frozenset[Owner]
     check: Callable[[StaleCapture], Finding | None]
 
 
@@ -39,7 +45,8 @@ _MODULES = (
     jc104_self_attribute,
 )
 RULES: tuple[Rule, ...] = tuple(
-    Rule(module.CODE, module.SUMMARY, module.detect, module.check) for module in _MODULES
+    Rule(module.CODE, module.SUMMARY, module.detect, module.OWNERS, module.check)
+    for module in _MODULES
 )
 
 ANALYSIS_FAILED = jc900_analysis_failed.CODE
@@ -64,9 +71,10 @@ def selected_findings(
     found: list[tuple[StaleCapture, Finding]] = []
     for detect in dict.fromkeys(rule.detect for rule in RULES):
         sharing = [rule for rule in RULES if rule.detect is detect]
-        if not any(is_selected(rule.code) for rule in sharing):
+        owners = frozenset().union(*(r.owners for r in sharing if is_selected(r.code)))
+        if not owners:
             continue
-        for capture in detect(module):
+        for capture in detect(module, owners):
             for rule in sharing:
                 finding = rule.check(capture)
                 if finding is not None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.captures import Owner
 from ..analysis.pipeline import value_captures
 from ..diagnostics import Finding
 from ._common import STALE, finding, subject, through, where
@@ -52,6 +53,7 @@ CODE = "JC101"
 SUMMARY = "compiled function reads a closure variable that is rebound after tracing"
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
+OWNERS = frozenset({Owner.ENCLOSING})
 
 
 def check(capture: StaleCapture) -> Finding | None:

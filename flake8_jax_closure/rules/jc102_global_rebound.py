@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.captures import Owner
 from ..analysis.pipeline import value_captures
 from ..diagnostics import Finding
 from ._common import STALE, finding, subject, through, where
@@ -48,6 +49,7 @@ CODE = "JC102"
 SUMMARY = "compiled function reads a module global that is rebound after tracing"
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
+OWNERS = frozenset({Owner.MODULE})
 
 
 def check(capture: StaleCapture) -> Finding | None:

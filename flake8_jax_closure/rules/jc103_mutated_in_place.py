@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.captures import EVERY_OWNER
 from ..analysis.pipeline import value_captures
 from ..diagnostics import Finding
 from ._common import STALE, finding, shown, subject, through, where
@@ -47,6 +48,7 @@ CODE = "JC103"
 SUMMARY = "compiled function reads an object that is mutated in place after tracing"
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
+OWNERS = EVERY_OWNER
 
 
 def check(capture: StaleCapture) -> Finding | None:

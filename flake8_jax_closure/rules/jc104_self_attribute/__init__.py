@@ -48,19 +48,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ...analysis.captures import EVERY_OWNER
 from ...diagnostics import Finding
 from .._common import STALE, finding, where
 from .detection import MethodCaptureAnalysis
 
 if TYPE_CHECKING:
-    from ...analysis.captures import StaleCapture
+    from ...analysis.captures import Owner, StaleCapture
     from ...analysis.pipeline import ModuleFacts
 
 CODE = "JC104"
 SUMMARY = "compiled code holds self and reads an attribute that changes after tracing"
 
 
-def detect(module: ModuleFacts) -> Iterator[StaleCapture]:
+# ``self`` lives in the method that holds the compiled code; its attributes are the objects.
+OWNERS = EVERY_OWNER
+
+
+def detect(module: ModuleFacts, owners: frozenset[Owner]) -> Iterator[StaleCapture]:
     """Attributes of ``self`` that compiled code holding ``self`` reads, and their changes."""
     methods = MethodCaptureAnalysis(module.facts, module.graph, module.values, module.finder)
     return methods.stale_captures(module.compiled)
