@@ -22,8 +22,8 @@ import libcst as cst
 from ..analysis.compiled import Form
 from ..diagnostics import Edit
 from ..positions import Span
+from .model import STATIC_BY_ITSELF, FunctionFix, SitePlan, Split
 from .node_positions import node_ranges
-from .plan import STATIC_BY_ITSELF, FunctionFix, SitePlan, Split
 
 _HEADER = "if True:\n"
 # Lines as Python counts them: ``str.splitlines`` also breaks at form feeds and other controls.
