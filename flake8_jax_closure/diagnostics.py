@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .fix.plan import FunctionFix
+    from .fix.model import FunctionFix
 
 
 class Applicability(enum.Enum):

@@ -17,7 +17,8 @@ from .analysis.captures import StaleCapture
 from .analysis.pipeline import ModuleFacts
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Edit, Finding, Fix
-from .fix.plan import FixPlanner, FunctionFix, NoFix
+from .fix.model import FunctionFix, NoFix
+from .fix.plan import FixPlanner
 from .noqa import EVERY_CODE, file_exemption, is_suppressed
 from .positions import SourceLines
 from .rules import ANALYSIS_FAILED, selected_findings

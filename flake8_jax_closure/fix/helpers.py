@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.captures import method_self_name
 from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
+from .self_attributes import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not
 # reported, so they are not passed either.
@@ -97,7 +98,7 @@ class HelperFinder:
                 if helper is not body and helper.is_within(body):
                     continue  # nested: its reads are the body's own
                 if helper is compiled:
-                    continue  # the compiled function calling itself (see ``_plan_recursion``)
+                    continue  # the compiled function calling itself (see ``uses.plan_recursion``)
                 if call is None:
                     uncalled.append((body, helper, line))
                 else:
@@ -123,13 +124,10 @@ class HelperFinder:
         bodies = [compiled, *chain.helpers]
         for body, helper, line in uncalled:
             if id(helper) in reaching and any(body is b for b in bodies):
-                if _is_property(helper):
-                    shown = f"{name}.{attribute}" if attribute else name
-                    raise CannotThread(
-                        f"'{shown}' is read through the property '{helper.name}'; pass it "
-                        "explicitly, register the class as a pytree, or move the compiled "
-                        "function out of the class"
-                    )
+                shown = f"{name}.{attribute}" if attribute else name
+                refusal = property_read_refusal(helper, shown)
+                if refusal is not None:
+                    raise CannotThread(refusal)
                 raise CannotThread(
                     f"'{helper.name}' reads it and is handed on without being called (line "
                     f"{line}); the value cannot be passed through it"
@@ -298,11 +296,6 @@ class HelperFinder:
 _REFUSED_DECORATORS = frozenset(
     {"property", "cached_property", "staticmethod", "classmethod", "lru_cache", "cache"}
 )
-
-
-def _is_property(helper: Scope) -> bool:
-    decorators = getattr(helper.node, "decorator_list", [])
-    return any(_base_name(d) in ("property", "cached_property") for d in decorators)
 
 
 def _passes_keywords(call: ast.Call) -> bool:
