@@ -68,8 +68,8 @@ class StaleCapture:
     reads: tuple[Read, ...] = field(repr=False)
     rebinding: Binding | None = field(repr=False)
     mutation: Mutation | None = field(repr=False)
-    # JC104: the attribute of ``self`` (``name``) that changes, and how the compiled function
-    # holds ``self``: a static argument, a bound method, or a closure.
+    # Compiled code holding ``self``: the attribute of ``self`` (``name``) that changes, and how
+    # the compiled function holds ``self``: a static argument, a bound method, or a closure.
     attribute: str | None = None
     static_self: bool = False
     bound_method: bool = False
@@ -233,7 +233,7 @@ class CaptureAnalysis:
         }
         for read, owner in self.free_reads(compiled.scope, compiled.scope):
             if read.name == method_self_name(owner):
-                continue  # ``self`` of a method: its attributes are JC104's (see methods.py)
+                continue  # ``self`` of a method: its attributes have a rule of their own
             if read.name in own_state:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
             owners_by_id[id(owner)] = owner

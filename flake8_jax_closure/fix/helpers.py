@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.captures import method_self_name
 from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
-from .self_attributes import property_read_refusal
+from ..rules.jc104_self_attribute.fix import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not
 # reported, so they are not passed either.

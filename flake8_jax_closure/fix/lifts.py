@@ -11,12 +11,12 @@ from ..analysis.captures import StaleCapture
 from ..analysis.compiled import CompiledFunction
 from ..analysis.scopes import BindingKind, Facts, Read, Scope
 from ..positions import SourceLines
+from ..rules.jc104_self_attribute.fix import check_attribute_capture, holds_self
 from .helpers import Chain
 from .layout import _scopes_within
 from .model import STATIC_BY_ITSELF, FunctionFix, Lift, NoFix
 from .names import Names
 from .paths import identifier, minimal_paths, prefix_node, text_of
-from .self_attributes import check_attribute_capture, holds_self
 from .values import Kind, ValueJudge, decide
 
 # Callables whose arguments must be concrete Python values under tracing.

@@ -32,12 +32,12 @@ from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
 from ..analysis.scopes import Facts, ScopeKind
 from ..positions import SourceLines
+from ..rules.jc104_self_attribute.fix import plan_bound_method
 from .helpers import Chain
 from .layout import Layout
 from .lifts import Lifter
 from .model import FunctionFix, Lift, NoFix
 from .names import Names
-from .self_attributes import plan_bound_method
 from .signature import check_defaults, plan_mapped
 from .sites import SiteChecker
 from .splits import SplitPlanner

@@ -11,10 +11,10 @@ from ..analysis.compiled import CompiledFunction, Form
 from ..analysis.names import PARTIAL
 from ..analysis.scopes import Facts, Scope, ScopeKind
 from ..positions import SourceLines
+from ..rules.jc104_self_attribute.fix import locate_bound_method
 from .layout import Layout
 from .model import POSITIONAL_TRANSFORMS, FunctionFix, NoFix, SitePlan
 from .names import Names
-from .self_attributes import locate_bound_method
 from .uses import UsePlanner
 
 # Transforms that map keyword arguments over their leading axis: a lifted value would be batched.

@@ -1,6 +1,7 @@
-"""What the fix does and refuses only for compiled code that holds ``self`` and reads its
-attributes (JC104): a method compiled for one object (``jax.jit(obj.method)``), a method compiled
-with ``self`` static, an attribute read through a property.
+"""What JC104's fix does and refuses, beyond the fix every rule shares (``fix.plan``), for
+compiled code that holds ``self`` and reads its attributes: a method compiled for one object
+(``jax.jit(obj.method)``), a method compiled with ``self`` static, an attribute read through a
+property.
 
 A bound method is split in two, ``_<method>_impl`` taking the values and the method itself
 passing them (for every other use of it); each compile call compiles the ``_impl`` of its object
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.captures import StaleCapture, method_self_name
-from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.scopes import Facts, Scope
-from ..positions import SourceLines
-from .model import FunctionFix, NoFix, SitePlan
-from .names import Names
+from ...analysis.captures import StaleCapture, method_self_name
+from ...analysis.compiled import CompiledFunction, Form
+from ...analysis.scopes import Facts, Scope
+from ...fix.model import FunctionFix, NoFix, SitePlan
+from ...fix.names import Names
+from ...positions import SourceLines
 
 _PROPERTIES = frozenset({"property", "cached_property"})
 
