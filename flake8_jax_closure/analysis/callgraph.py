@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from .compiled import CompiledFunction, Form
+from .facts.collector import AttributeRef, Binding, BindingKind, Facts, Pos, Read, Scope, ScopeKind
 from .names import COMPILE_FUNCTIONS, PARTIAL, PASSTHROUGH_TRANSFORMS
-from .scopes import AttributeRef, Binding, BindingKind, Facts, Pos, Read, Scope, ScopeKind
 
 # Dunder methods Python calls by itself: nothing in the module needs to name them.
 _IMPLICIT = frozenset(

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 from .callgraph import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction
-from .names import REF_CONSTRUCTORS
-from .scopes import (
+from .facts.collector import (
     MUTATING_METHODS_RETURNING_NONE,
     MUTATING_METHODS_RETURNING_VALUE,
     Binding,
@@ -33,6 +32,7 @@ from .scopes import (
     exclusive,
     paths_overlap,
 )
+from .names import REF_CONSTRUCTORS
 from .structure import sets_split_structure
 from .timing import CompiledLife, compiled_life, stale_after
 

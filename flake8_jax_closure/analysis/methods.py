@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from .callgraph import CONSTRUCTORS, CallGraph, Reach
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
-from .scopes import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
+from .facts.collector import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
 from .structure import sets_split_structure
 from .timing import CompiledLife, stale_after
 

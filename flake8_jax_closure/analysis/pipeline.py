@@ -11,8 +11,8 @@ from itertools import chain
 from .callgraph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
+from .facts.collector import Facts
 from .methods import MethodCaptureAnalysis
-from .scopes import Facts
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from .scopes import Binding, Facts, Mutation
+from .facts.collector import Binding, Facts, Mutation
 
 # The function, and which element of the tuple it returns is the structure.
 STRUCTURE_SPLITS = {

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..analysis.captures import method_self_name
-from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
+from ..analysis.facts.collector import BindingKind, Facts, Read, Scope, ScopeKind
 from .self_attributes import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from ..analysis.scopes import Facts, Scope
+from ..analysis.facts.collector import Facts, Scope
 from ..positions import SourceLines
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..analysis.captures import StaleCapture
 from ..analysis.compiled import CompiledFunction
-from ..analysis.scopes import BindingKind, Facts, Read, Scope
+from ..analysis.facts.collector import BindingKind, Facts, Read, Scope
 from ..positions import SourceLines
 from .helpers import Chain
 from .layout import _scopes_within

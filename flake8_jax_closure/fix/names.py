@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.scopes import Facts, Scope
+from ..analysis.facts.collector import Facts, Scope
 from ..positions import SourceLines
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.scopes import Facts, ScopeKind
+from ..analysis.facts.collector import Facts, ScopeKind
 from ..positions import SourceLines
 from .helpers import Chain
 from .layout import Layout

@@ -8,8 +8,8 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from ..analysis.compiled import CompiledFunction, Form
+from ..analysis.facts.collector import Facts, Scope, ScopeKind
 from ..analysis.names import PARTIAL
-from ..analysis.scopes import Facts, Scope, ScopeKind
 from ..positions import SourceLines
 from .layout import Layout
 from .model import POSITIONAL_TRANSFORMS, FunctionFix, NoFix, SitePlan

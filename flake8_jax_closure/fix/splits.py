@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.captures import StaleCapture, method_self_name
-from ..analysis.scopes import Facts, Read, Scope
+from ..analysis.facts.collector import Facts, Read, Scope
 from ..positions import SourceLines, Span
 from .helpers import CannotThread, Chain, HelperCall, HelperFinder
 from .layout import Layout

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.compiled import CompiledFunction, Form
+from ..analysis.facts.collector import Facts, Read
 from ..analysis.names import PASSTHROUGH_TRANSFORMS
-from ..analysis.scopes import Facts, Read
 from ..positions import SourceLines
 from .layout import Layout, _scopes_within
 from .model import FunctionFix, NoFix

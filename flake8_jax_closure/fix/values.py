@@ -17,7 +17,7 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..analysis.scopes import Binding, BindingKind, Facts, Scope
+from ..analysis.facts.collector import Binding, BindingKind, Facts, Scope
 
 
 class Kind(enum.Enum):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .words import INDEX_AFTER, word_index, word_lines
+from ..words import INDEX_AFTER, word_index, word_lines
 
 # The way into a statement through ``if``/``try``/``match`` statements: (statement id, side).
 Branches = tuple[tuple[int, int], ...]

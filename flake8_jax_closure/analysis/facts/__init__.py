@@ -1,0 +1,1 @@
+"""Scope facts over the standard ``ast`` tree: where each name is bound, read and changed."""
