@@ -18,12 +18,9 @@ from dataclasses import dataclass, field
 
 from .callgraph import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction
-from .facts.collector import (
-    MUTATING_METHODS_RETURNING_NONE,
-    MUTATING_METHODS_RETURNING_VALUE,
+from .facts.model import (
     Binding,
     BindingKind,
-    Facts,
     Mutation,
     Read,
     Scope,
@@ -32,6 +29,8 @@ from .facts.collector import (
     exclusive,
     paths_overlap,
 )
+from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
+from .facts.queries import Facts
 from .names import REF_CONSTRUCTORS
 from .structure import sets_split_structure
 from .timing import CompiledLife, compiled_life, stale_after
@@ -211,7 +210,7 @@ class CaptureAnalysis:
         through: dict[tuple[int, str], str] = {}
         own_state = {
             name
-            for scope in _scopes_within(compiled.scope)
+            for scope in compiled.scope.walk()
             for name in scope.declared_global | scope.declared_nonlocal
         }
         for read, owner in self.free_reads(compiled.scope, compiled.scope):
@@ -391,14 +390,6 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
-
-
-def _scopes_within(scope: Scope) -> Iterator[Scope]:
-    pending = [scope]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)
 
 
 def _varies(change: Binding | Mutation) -> bool:

@@ -8,7 +8,8 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .facts.collector import BindingKind, Facts, Pos, Scope
+from .facts.model import BindingKind, Pos, Scope
+from .facts.queries import Facts
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from .callgraph import CONSTRUCTORS, CallGraph, Reach
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
-from .facts.collector import BindingKind, Facts, Mutation, Read, Scope, ScopeKind
+from .facts.model import BindingKind, Mutation, Read, Scope, ScopeKind
+from .facts.queries import Facts
 from .structure import sets_split_structure
 from .timing import CompiledLife, stale_after
 

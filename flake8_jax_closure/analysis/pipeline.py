@@ -11,7 +11,7 @@ from itertools import chain
 from .callgraph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
-from .facts.collector import Facts
+from .facts.queries import Facts
 from .methods import MethodCaptureAnalysis
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from .callgraph import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction, Form
-from .facts.collector import Pos, Scope, ScopeKind
+from .facts.model import Pos, Scope, ScopeKind
 from .shapes import Shape, call_shapes
 
 

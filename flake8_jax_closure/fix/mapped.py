@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.facts.collector import Facts
+from ..analysis.facts.queries import Facts
 from ..analysis.names import PARTIAL
 from ..positions import SourceLines
 

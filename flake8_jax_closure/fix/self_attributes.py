@@ -13,7 +13,8 @@ import ast
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.facts.collector import Facts, Scope
+from ..analysis.facts.model import Scope
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 from .model import FunctionFix, NoFix, SitePlan
 from .names import Names

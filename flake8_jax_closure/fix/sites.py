@@ -8,7 +8,8 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.facts.collector import Facts, Scope, ScopeKind
+from ..analysis.facts.model import Scope, ScopeKind
+from ..analysis.facts.queries import Facts
 from ..analysis.names import PARTIAL
 from ..positions import SourceLines
 from .layout import Layout
