@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .callgraph import CallGraph, Event, EventKind, Reach, level
+from .callgraph.holders import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction
 from .facts.model import (
     Binding,

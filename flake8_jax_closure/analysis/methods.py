@@ -32,7 +32,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .callgraph import CONSTRUCTORS, CallGraph, Reach
+from .callgraph.holders import CONSTRUCTORS, CallGraph, Reach
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
 from .facts.model import BindingKind, Mutation, Read, Scope, ScopeKind

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .callgraph import CallGraph, Event, EventKind, Reach, level
+from .callgraph.holders import CallGraph, Event, EventKind, Reach, level
 from .compiled import CompiledFunction, Form
 from .facts.model import Pos, Scope, ScopeKind
 from .shapes import Shape, call_shapes

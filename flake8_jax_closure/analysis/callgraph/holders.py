@@ -22,10 +22,10 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from .compiled import CompiledFunction, Form
-from .facts.model import AttributeRef, Binding, BindingKind, Pos, Read, Scope, ScopeKind
-from .facts.queries import Facts
-from .names import COMPILE_FUNCTIONS, PARTIAL, PASSTHROUGH_TRANSFORMS
+from ..compiled import CompiledFunction, Form
+from ..facts.model import AttributeRef, Binding, BindingKind, Pos, Read, Scope, ScopeKind
+from ..facts.queries import Facts
+from ..names import COMPILE_FUNCTIONS, PARTIAL, PASSTHROUGH_TRANSFORMS
 
 # Dunder methods Python calls by itself: nothing in the module needs to name them.
 _IMPLICIT = frozenset(
