@@ -16,7 +16,8 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .callgraph.holders import CallGraph, Event, EventKind, Reach, level
+from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction
 from .facts.model import (
     Binding,

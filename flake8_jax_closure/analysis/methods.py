@@ -32,7 +32,9 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .callgraph.holders import CONSTRUCTORS, CallGraph, Reach
+from .callgraph.events import Reach
+from .callgraph.functions import CONSTRUCTORS
+from .callgraph.graph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture, method_self_name
 from .compiled import CompiledFunction, CompiledFunctionFinder, Form
 from .facts.model import BindingKind, Mutation, Read, Scope, ScopeKind

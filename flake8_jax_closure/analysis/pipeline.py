@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
-from .callgraph.holders import CallGraph
+from .callgraph.graph import CallGraph
 from .captures import CaptureAnalysis, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
 from .facts.queries import Facts

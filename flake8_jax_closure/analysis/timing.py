@@ -27,7 +27,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .callgraph.holders import CallGraph, Event, EventKind, Reach, level
+from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .facts.model import Pos, Scope, ScopeKind
 from .shapes import Shape, call_shapes
