@@ -15,7 +15,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     exclude: tuple[str, ...] = field(default=())
-    # Visit statements only where a question needs them (see ``analysis.scopes``). Visiting
+    # Visit statements only where a question needs them (see ``analysis.facts``). Visiting
     # every statement first must never change a finding (tests and the benchmark check that).
     lazy: bool = True
     # Compute each fix's text edits (JSON, SARIF, editors); other outputs only need its safety.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .analysis.compiled import CompiledFunctionFinder
-from .analysis.scopes import Facts
+from .analysis.facts.queries import Facts
 from .diagnostics import Finding
 from .engine import SourceSyntaxError, check_source, fix_source, parse_tree
 from .guard.errors import kind_phrase

@@ -96,7 +96,7 @@ def test_plugin_loads_the_analysis_only_for_files_naming_a_compile_transform() -
         "from flake8_jax_closure.flake8_plugin import JaxClosureChecker as C\n"
         "assert list(C(None, ['import os\\n'], 'm.py').run()) == []\n"
         "assert 'flake8_jax_closure.engine' not in sys.modules\n"
-        "assert 'flake8_jax_closure.analysis.scopes' not in sys.modules\n"
+        "assert 'flake8_jax_closure.analysis.facts' not in sys.modules\n"
         "list(C(None, ['import jax\\n', 'f = jax.jit(g)\\n'], 'm.py').run())\n"
         "assert 'flake8_jax_closure.engine' in sys.modules\n"
     )

@@ -17,15 +17,12 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .callgraph import CallGraph, Event, EventKind, Reach, level
+from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction
-from .names import REF_CONSTRUCTORS
-from .scopes import (
-    MUTATING_METHODS_RETURNING_NONE,
-    MUTATING_METHODS_RETURNING_VALUE,
+from .facts.model import (
     Binding,
     BindingKind,
-    Facts,
     Mutation,
     Read,
     Scope,
@@ -34,6 +31,9 @@ from .scopes import (
     exclusive,
     paths_overlap,
 )
+from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
+from .facts.queries import Facts
+from .names import REF_CONSTRUCTORS
 from .structure import sets_split_structure
 from .timing import CompiledLife, compiled_life, stale_after
 
@@ -228,7 +228,7 @@ class CaptureAnalysis:
         through: dict[tuple[int, str], str] = {}
         own_state = {
             name
-            for scope in _scopes_within(compiled.scope)
+            for scope in compiled.scope.walk()
             for name in scope.declared_global | scope.declared_nonlocal
         }
         for read, owner in self.free_reads(compiled.scope, compiled.scope):
@@ -414,14 +414,6 @@ class CaptureAnalysis:
 
 def _owner(scope: Scope) -> Owner:
     return Owner.MODULE if scope.kind is ScopeKind.MODULE else Owner.ENCLOSING
-
-
-def _scopes_within(scope: Scope) -> Iterator[Scope]:
-    pending = [scope]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)
 
 
 def _varies(change: Binding | Mutation) -> bool:

@@ -8,8 +8,9 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .facts.model import BindingKind, Pos, Scope
+from .facts.queries import Facts
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
-from .scopes import BindingKind, Facts, Pos, Scope
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 

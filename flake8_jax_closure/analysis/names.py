@@ -39,6 +39,9 @@ PASSTHROUGH_TRANSFORMS: frozenset[str] = frozenset(
 
 PARTIAL = "functools.partial"
 
+# Calls whose result is made from the function they are given: calling the result calls it.
+FUNCTION_TRANSFORMS: frozenset[str] = PASSTHROUGH_TRANSFORMS | COMPILE_FUNCTIONS | {PARTIAL}
+
 # Mutable references: compiled code reads their current contents, so writing through them is fine.
 REF_CONSTRUCTORS: frozenset[str] = frozenset(
     {"jax.new_ref", "jax.ref.new_ref", "jax.experimental.mutable_array"}

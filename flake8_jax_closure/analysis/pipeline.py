@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from .callgraph import CallGraph
+from .callgraph.graph import CallGraph
 from .captures import CaptureAnalysis, Owner, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
-from .scopes import Facts
+from .facts.queries import Facts
 
 
 class ModuleFacts:

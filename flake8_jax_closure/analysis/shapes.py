@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
-from .scopes import Facts
+from .facts.queries import Facts
 
 Shape = tuple[int, ...]
 # ``np.array([...])``, ``jnp.asarray([...])``: whatever the module is called.

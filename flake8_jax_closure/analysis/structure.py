@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from .scopes import Binding, Facts, Mutation
+from .facts.model import Binding, Mutation
+from .facts.queries import Facts
 
 # The function, and which element of the tuple it returns is the structure.
 STRUCTURE_SPLITS = {

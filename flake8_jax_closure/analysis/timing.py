@@ -27,9 +27,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .callgraph import CallGraph, Event, EventKind, Reach, level
+from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
-from .scopes import Pos, Scope, ScopeKind
+from .facts.model import Pos, Scope, ScopeKind
 from .shapes import Shape, call_shapes
 
 

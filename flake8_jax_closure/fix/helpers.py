@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..analysis.captures import method_self_name
-from ..analysis.scopes import BindingKind, Facts, Read, Scope, ScopeKind
+from ..analysis.facts.model import BindingKind, Read, Scope, ScopeKind
+from ..analysis.facts.queries import Facts
 from ..rules.jc104_self_attribute.fix import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not
@@ -249,7 +250,7 @@ class HelperFinder:
                 "keyword argument"
             )
         if attribute is None:
-            for inner in _scopes_within(helper):
+            for inner in helper.walk():
                 if name in inner.declared_global | inner.declared_nonlocal:
                     raise CannotThread(f"'{helper.name}' rebinds '{name}' itself")
             changes = [
@@ -308,11 +309,3 @@ def _base_name(base: ast.expr) -> str | None:
     if isinstance(base, ast.Attribute):
         return base.attr
     return None
-
-
-def _scopes_within(scope: Scope) -> Iterator[Scope]:
-    pending = [scope]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)

@@ -1,12 +1,11 @@
 """Where the code the fix changes sits: the full lines of a statement, the indentation a body
-uses, whether a statement has its lines to itself, and the scopes nested in a scope."""
+uses, and whether a statement has its lines to itself."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 
-from ..analysis.scopes import Facts, Scope
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 
 
@@ -56,11 +55,3 @@ def _first_line(function: ast.AST) -> int:
     decorators: list[ast.expr] = getattr(function, "decorator_list", [])
     line: int = function.lineno  # type: ignore[attr-defined]
     return min([d.lineno for d in decorators] + [line])
-
-
-def _scopes_within(scope: Scope) -> Iterable[Scope]:
-    pending = [scope]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)

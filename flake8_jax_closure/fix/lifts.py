@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 from ..analysis.captures import StaleCapture
 from ..analysis.compiled import CompiledFunction
-from ..analysis.scopes import BindingKind, Facts, Read, Scope
+from ..analysis.facts.model import BindingKind, Read, Scope
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import check_attribute_capture, holds_self
 from .helpers import Chain
-from .layout import _scopes_within
 from .model import STATIC_BY_ITSELF, FunctionFix, Lift, NoFix
 from .names import Names
 from .paths import identifier, minimal_paths, prefix_node, text_of
@@ -57,7 +57,7 @@ class Lifter:
         ):
             raise NoFix(f"'{capture.name}' names a module, function or class, not a value")
         scope = facts.scope_of(capture.compiled.function)
-        for inner in _scopes_within(scope):
+        for inner in scope.walk():
             if capture.name in inner.declared_global | inner.declared_nonlocal:
                 raise NoFix(f"the compiled function rebinds '{capture.name}' itself")
         for site in sites:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.facts.queries import Facts
 from ..analysis.names import PARTIAL
-from ..analysis.scopes import Facts
 from ..positions import SourceLines
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.compiled import Form
-from ..analysis.scopes import Scope
+from ..analysis.facts.model import Scope
 from ..diagnostics import Applicability
 from ..positions import Span
 

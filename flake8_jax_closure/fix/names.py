@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.scopes import Facts, Scope
+from ..analysis.facts.model import Scope
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 
 

@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from ..analysis.scopes import Read
+from ..analysis.facts.model import Read
 from ..positions import SourceLines
 
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.scopes import Facts, ScopeKind
+from ..analysis.facts.model import ScopeKind
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import plan_bound_method
 from .helpers import Chain

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Sequence
 
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.scopes import Facts
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 from .lifts import Lifter
 from .mapped import CannotMap, in_axes, partial_spelling, static_argnums

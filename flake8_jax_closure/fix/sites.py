@@ -8,8 +8,9 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from ..analysis.compiled import CompiledFunction, Form
+from ..analysis.facts.model import Scope, ScopeKind
+from ..analysis.facts.queries import Facts
 from ..analysis.names import PARTIAL
-from ..analysis.scopes import Facts, Scope, ScopeKind
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import locate_bound_method
 from .layout import Layout

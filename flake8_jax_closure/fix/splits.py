@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.captures import StaleCapture, method_self_name
-from ..analysis.scopes import Facts, Read, Scope
+from ..analysis.facts.model import Read, Scope
+from ..analysis.facts.queries import Facts
 from ..positions import SourceLines, Span
 from .helpers import CannotThread, Chain, HelperCall, HelperFinder
 from .layout import Layout

@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 
 from ..analysis.compiled import CompiledFunction, Form
+from ..analysis.facts.model import Read
+from ..analysis.facts.queries import Facts
 from ..analysis.names import PASSTHROUGH_TRANSFORMS
-from ..analysis.scopes import Facts, Read
 from ..positions import SourceLines
-from .layout import Layout, _scopes_within
+from .layout import Layout
 from .model import FunctionFix, NoFix
 from .names import Names
 
@@ -71,7 +72,7 @@ class UsePlanner:
         facts = self.facts
         scope = facts.scope_of(function)
         assert scope.parent is not None
-        inside = {id(inner) for inner in _scopes_within(scope)}
+        inside = {id(inner) for inner in scope.walk()}
         # The name means the compiled object when a site binds it (``@jax.jit``,
         # ``f = jax.jit(f)``): call the compiled function. Otherwise it is the raw function.
         compiled = any(site.bound_name == name for site in sites)
@@ -103,7 +104,7 @@ class UsePlanner:
         }
         # After ``f = jax.jit(f)``, the name means the compiled object.
         rebound_at = [s.created_at for s in sites if s.bound_name == name]
-        inside = {id(inner) for inner in _scopes_within(facts.scope_of(function))}
+        inside = {id(inner) for inner in facts.scope_of(function).walk()}
         for read in facts.reads_of(definition_scope, name):
             if id(read.node) in compile_arguments or self._is_wrapped_argument(read, sites):
                 continue

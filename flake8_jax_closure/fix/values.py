@@ -17,7 +17,8 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..analysis.scopes import Binding, BindingKind, Facts, Scope
+from ..analysis.facts.model import Binding, BindingKind, Scope
+from ..analysis.facts.queries import Facts
 
 
 class Kind(enum.Enum):

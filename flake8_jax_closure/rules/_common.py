@@ -8,7 +8,7 @@ from ..diagnostics import Finding
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
-    from ..analysis.scopes import Site
+    from ..analysis.facts.model import Site
 
 STALE = "compiled calls keep the value from the first trace"
 

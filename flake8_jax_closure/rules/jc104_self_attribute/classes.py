@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ...analysis.callgraph import CONSTRUCTORS, CallGraph
-from ...analysis.scopes import BindingKind, Facts, Scope, ScopeKind
+from ...analysis.callgraph.functions import CONSTRUCTORS
+from ...analysis.callgraph.graph import CallGraph
+from ...analysis.facts.model import BindingKind, Scope, ScopeKind
+from ...analysis.facts.queries import Facts
 
 CONSTRUCTION = frozenset(
     {

@@ -31,10 +31,13 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from ...analysis.callgraph import CONSTRUCTORS, CallGraph, Reach
+from ...analysis.callgraph.events import Reach
+from ...analysis.callgraph.functions import CONSTRUCTORS
+from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
-from ...analysis.scopes import Facts, Mutation, Read, Scope, ScopeKind
+from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
+from ...analysis.facts.queries import Facts
 from ...analysis.structure import sets_split_structure
 from ...analysis.timing import CompiledLife, stale_after
 from .classes import ClassFacts, MutableClasses, enclosing_method

@@ -14,7 +14,8 @@ import ast
 
 from ...analysis.captures import StaleCapture, method_self_name
 from ...analysis.compiled import CompiledFunction, Form
-from ...analysis.scopes import Facts, Scope
+from ...analysis.facts.model import Scope
+from ...analysis.facts.queries import Facts
 from ...fix.model import FunctionFix, NoFix, SitePlan
 from ...fix.names import Names
 from ...positions import SourceLines

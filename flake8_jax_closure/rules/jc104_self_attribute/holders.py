@@ -7,10 +7,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ...analysis.callgraph import CallGraph
+from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import method_self_name
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder, Form
-from ...analysis.scopes import Scope
+from ...analysis.facts.model import Scope
 from .classes import ClassFacts, MutableClasses, enclosing_method
 
 

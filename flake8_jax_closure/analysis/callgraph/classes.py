@@ -1,0 +1,90 @@
+"""The classes of objects, where the code says: which class an object is made from, and whether
+``<object>.name`` can mean a method of a given class."""
+
+from __future__ import annotations
+
+import ast
+
+from ..facts.model import AttributeRef, Binding, BindingKind, Pos, Scope, ScopeKind
+from ..facts.queries import Facts
+
+
+class ObjectClasses:
+    """The classes of the objects names hold, as far as this module shows."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+
+    def object_class(self, scope: Scope, name: str, at: Pos) -> Scope | None:
+        """The class of the object ``name`` holds at ``at`` in ``scope``, where the code says:
+        ``self`` of a method, or a variable assigned ``SomeClass(...)`` (the class bound to that
+        name where the call runs). None when unknown."""
+        facts = self.facts
+        owner = facts.resolve(scope, name)
+        parent = owner.parent
+        if parent is not None and parent.kind is ScopeKind.CLASS and owner.params[:1] == (name,):
+            return parent if owner.kind is ScopeKind.FUNCTION else None
+        bindings = facts.bindings_of(owner, name)
+        if scope.function() is owner.function():
+            bindings = [b for b in bindings if b.at < at][-1:]
+        classes = {id(c): c for c in (self._made_from(b) for b in bindings)}
+        if len(classes) == 1 and None not in classes.values():
+            return next(iter(classes.values()))
+        return None
+
+    def object_class_of_call(self, scope: Scope, call: ast.Call) -> Scope | None:
+        """The class ``SomeClass(...)`` makes, where the code says."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        owner = self.facts.resolve(scope, call.func.id)
+        bindings = self.facts.bindings_of(owner, call.func.id)
+        if bindings and all(b.kind is BindingKind.CLASS for b in bindings):
+            return self.facts.scope_of(bindings[-1].node)
+        return None
+
+    def _made_from(self, binding: Binding) -> Scope | None:
+        value = binding.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        facts = self.facts
+        class_name = value.func.id
+        class_owner = facts.resolve(binding.scope, class_name)
+        candidates = facts.bindings_of(class_owner, class_name)
+        if binding.scope.function() is class_owner.function():
+            candidates = [b for b in candidates if b.at < binding.at] or candidates
+        if candidates and candidates[-1].kind is BindingKind.CLASS:
+            return facts.scope_of(candidates[-1].node)
+        return None
+
+    def may_reach(self, ref: AttributeRef, cls: Scope) -> bool:
+        """Whether ``<base>.name`` can mean the method ``name`` of ``cls``: not when the base's
+        class is known to be another class that defines ``name`` itself."""
+        base = ref.base
+        if not isinstance(base, ast.Name):
+            return True
+        known = self.object_class(ref.scope, base.id, ref.start)
+        return known is None or self.related(known, cls)
+
+    def related(self, first: Scope, second: Scope) -> bool:
+        """Whether one class derives from the other (as far as this module shows)."""
+        return second in self._ancestors(first) or first in self._ancestors(second)
+
+    def _ancestors(self, cls: Scope) -> list[Scope]:
+        found, pending = [cls], [cls]
+        while pending:
+            current = pending.pop()
+            node = current.node
+            parent = current.parent
+            if not isinstance(node, ast.ClassDef) or parent is None:
+                continue
+            for base in node.bases:
+                if not isinstance(base, ast.Name):
+                    continue
+                owner = self.facts.resolve(parent, base.id)
+                for binding in self.facts.bindings_of(owner, base.id):
+                    if binding.kind is BindingKind.CLASS:
+                        scope = self.facts.scope_of(binding.node)
+                        if scope not in found:
+                            found.append(scope)
+                            pending.append(scope)
+        return found

@@ -1,0 +1,152 @@
+"""Which code runs what, in module order: where a function is called or handed on, and where a
+compiled object (or anything made from it) is called or handed on.
+
+The call graph puts together the uses of functions (``functions``), where objects go once made
+(``holders``) and the classes of objects (``classes``), and follows events up the callers of the
+functions where they happen (``propagate``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from ..compiled import CompiledFunction, Form
+from ..facts.model import Pos, Scope, ScopeKind
+from ..facts.queries import Facts
+from .classes import ObjectClasses
+from .events import Event, EventKind, Reach, event_at
+from .functions import FunctionUses, Uses
+from .holders import HolderEvents
+
+
+class CallGraph:
+    """The call graph of one module, built as questions need it."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.classes = ObjectClasses(facts)
+        self.holders = HolderEvents(facts, self.classes)
+        self.functions = FunctionUses(facts, self.holders, self.classes)
+
+    # -- the questions of the other analyses -----------------------------------------------------
+
+    def uses_of_function(self, function: Scope) -> Uses:
+        return self.functions.uses_of_function(function)
+
+    def object_class(self, scope: Scope, name: str, at: Pos) -> Scope | None:
+        return self.classes.object_class(scope, name, at)
+
+    def object_class_of_call(self, scope: Scope, call: ast.Call) -> Scope | None:
+        return self.classes.object_class_of_call(scope, call)
+
+    def related(self, first: Scope, second: Scope) -> bool:
+        return self.classes.related(first, second)
+
+    def next_binding(
+        self, binder: Scope, name: str, since: Pos, loops: tuple[ast.AST, ...] = ()
+    ) -> Pos:
+        return self.holders.next_binding(binder, name, since, loops)
+
+    # -- following events up the callers ---------------------------------------------------------
+
+    def propagate(self, direct: Iterable[Event], barrier: Scope | None) -> Reach:
+        """Events of ``direct`` plus, for every function where one happens, the calls and
+        escapes of that function, up the call graph; never past ``barrier``, whose every call
+        makes a new instance of what happens inside. Calling a function that hands the thing
+        on hands it on; a function that returns it hands it to its callers, and what they do
+        with the result is what happens to it (unless code outside the module calls it)."""
+        reach = Reach(list(direct))
+        pending = [event.driver for event in reach.events]
+        done: set[int] = set()
+        followed: set[int] = set()
+        while pending:
+            while pending:
+                driver = pending.pop()
+                if id(driver) in done:
+                    continue
+                done.add(id(driver))
+                if driver is barrier or driver.kind is ScopeKind.MODULE:
+                    continue
+                uses = self.uses_of_function(driver)
+                if uses.outside:
+                    reach.add_entry(driver)
+                for use in uses.events:
+                    reach.events.append(replace(use, via=driver))
+                    pending.append(use.driver)
+            returned = [e for e in reach.events if self._returned(e)]
+            for event in returned:
+                reach.events.remove(event)
+                if id(event.driver) in followed:
+                    continue  # its callers' results are in already
+                followed.add(id(event.driver))
+                results = list(
+                    self.holders.result_events(event.driver, event.driver is barrier, event.element)
+                )
+                reach.events.extend(results)
+                pending.extend(e.driver for e in results)
+        self._escapes_through_calls(reach)
+        return reach
+
+    def _returned(self, event: Event) -> bool:
+        """An escape by ``return`` from a function that only this module calls."""
+        driver = event.driver
+        return (
+            event.kind is EventKind.ESCAPE
+            and event.node is not None
+            and isinstance(self.facts.parent(event.node), ast.Return)
+            and driver.kind is ScopeKind.FUNCTION
+            and not self.uses_of_function(driver).outside
+        )
+
+    def _escapes_through_calls(self, reach: Reach) -> None:
+        escaping = {id(e.driver) for e in reach.events if e.kind is EventKind.ESCAPE}
+        changed = bool(escaping)
+        while changed:
+            changed = False
+            for index, event in enumerate(reach.events):
+                if (
+                    event.kind is EventKind.RUN
+                    and event.via is not None
+                    and id(event.via) in escaping
+                ):
+                    reach.events[index] = replace(event, kind=EventKind.ESCAPE)
+                    if id(event.driver) not in escaping:
+                        escaping.add(id(event.driver))
+                        changed = True
+
+    # -- compiled objects ------------------------------------------------------------------------
+
+    def compiled_events(self, sites: list[CompiledFunction]) -> Iterator[Event]:
+        """Direct events of a compiled object: calls and escapes of every name holding it, in
+        the code that names it."""
+        facts = self.facts
+        for site in sites:
+            if site.form is Form.INLINE:
+                yield event_at(site.site_scope, site.site, site.created_loops, EventKind.RUN)
+            elif site.form is Form.PASSED:
+                yield from self.holders.value_use(site.site_scope, site.site, site.created_loops)
+            elif site.bound_name is not None:
+                binder = facts.resolve(site.site_scope, site.bound_name)
+                yield from self.holders.holder_events(binder, site.bound_name, site.created_at)
+
+    def holders_outside(self, sites: list[CompiledFunction]) -> bool:
+        """A module-level compiled function that nothing in the module names is called from
+        outside; a compiled method that nothing names is called on instances from outside."""
+        for site in sites:
+            if site.form is Form.DECORATOR:
+                decorators = site.function.decorator_list  # type: ignore[union-attr]
+                above = decorators[: decorators.index(site.site)]
+                if any(not self.functions.is_compile_or_known(site.site_scope, d) for d in above):
+                    return True  # ``@register`` above ``@jax.jit``: registered for others
+            if site.bound_name is None:
+                continue
+            binder = self.facts.resolve(site.site_scope, site.bound_name)
+            if binder.kind is ScopeKind.MODULE:
+                if not self.facts.reads_of(binder, site.bound_name):
+                    return True
+            elif binder.kind is ScopeKind.CLASS:
+                if not self.facts.attribute_refs(site.bound_name):
+                    return True
+        return False
