@@ -2,7 +2,7 @@
 
     python benchmarks/fix_outcomes.py [--verify]
 
-The programs are the runnable fixtures (``fixtures/*.py`` with a ``__main__`` block) and the
+The programs are the runnable fixtures (``fixtures/*/*.py`` with a ``__main__`` block) and the
 generated programs of ``tests/program_generator.py``. Each runs compiled and under
 ``jax.disable_jit()``, before and after ``fix`` (safe fixes only, then with ``--unsafe-fixes``):
 a program is *consistent* when its compiled output equals its eager output and the eager output
@@ -34,12 +34,13 @@ SKIPPED = ("seed_solution2", "seed_solution3", "verify_")  # failing on purpose,
 
 def runnable_fixtures() -> list[tuple[str, str, str]]:
     found = []
-    for path in sorted((ROOT / "fixtures").glob("*.py")):
+    for path in sorted((ROOT / "fixtures").glob("*/*.py")):
         if path.name.endswith(".fixed.py") or path.stem.startswith(SKIPPED):
             continue
         source = path.read_text(encoding="utf-8")
         if "__name__ ==" in source and check_source(source, Settings()):
-            found.append((f"fixture {path.stem}", path.stem, source))
+            label = f"{path.parent.name}_{path.stem}"  # JC102_runnable_learning_rate
+            found.append((f"fixture {label}", label, source))
     return found
 
 

@@ -70,7 +70,7 @@ fi
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 results="$(mktemp -d)"
 fixtures=()
-for path in fixtures/*.py; do
+for path in fixtures/*/*.py; do
     name="$(basename "$path" .py)"
     [[ "$name" == *.fixed ]] && continue
     [[ "$name" == seed_solution2* || "$name" == seed_solution3* || "$name" == verify_* ]] && continue

@@ -17,7 +17,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-snapshots",
         action="store_true",
-        help="rewrite fixtures/*.findings and *.fixed.py from the current output (review the diff)",
+        help="rewrite fixtures/*/*.findings and *.fixed.py from the current output (review it)",
     )
 
 

@@ -1,4 +1,17 @@
-"""Fixture discovery, inline expectations and snapshots shared by the tests."""
+"""Fixture discovery, headers, inline expectations and snapshots shared by the tests.
+
+Fixtures live in one folder per rule (``fixtures/JC101/``) and run with only that rule
+selected; ``fixtures/combined/`` holds the programs about how rules work together, each naming
+its rules. Every fixture opens with a header of ``# key: value`` comment lines:
+
+    # expect: findings          required: ``findings`` or ``none``
+    # rules: JC101, JC102       required in combined/, refused in a rule's folder
+    # options: --jax-compile-functions=mylib.fast_jit
+    # verbatim: why             a program kept as its author wrote it: no inline marks
+
+The header ends at the first line that is not such a comment. Beside the fixture,
+``*.findings`` is its findings snapshot and ``*.fixed.py`` its output of ``fix --unsafe-fixes``.
+"""
 
 from __future__ import annotations
 
@@ -8,31 +21,125 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flake8_jax_closure.diagnostics import Finding
+from flake8_jax_closure.rules import RULES
 from flake8_jax_closure.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+COMBINED = "combined"
+RULE_CODES = tuple(rule.code for rule in RULES)
 
 _EXPECT = re.compile(r"#\s*error:\s*(?P<codes>JC\d+(?:\s*,\s*JC\d+)*)")
-_OPTIONS = re.compile(r"^#\s*fixture-options:(?P<options>.*)$", re.MULTILINE)
+# A header line: a lowercase key (``fixture-options`` too, to name it as unknown).
+_HEADER_LINE = re.compile(r"#\s*(?P<key>[a-z][a-z-]*):\s*(?P<value>.*?)\s*")
+_KEYS = ("expect", "rules", "options", "verbatim")
+
+
+class FixtureHeaderError(ValueError):
+    """A fixture whose header is missing, malformed or contradicts its folder."""
+
+
+@dataclass(frozen=True)
+class FixtureHeader:
+    expects_findings: bool
+    rules: tuple[str, ...]
+    compile_functions: tuple[str, ...] = ()
+    verbatim: bool = False
+
+
+def parse_header(source: str, folder: str, where: str) -> FixtureHeader:
+    """The header of a fixture in ``folder``; ``where`` names the file in error messages."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = _HEADER_LINE.fullmatch(line)
+        if not match:
+            break
+        key, value = match.group("key"), match.group("value")
+        if key not in _KEYS:
+            raise FixtureHeaderError(
+                f"{where}:{number}: unknown key '{key}'; keys: {', '.join(_KEYS)}"
+            )
+        if key in values:
+            raise FixtureHeaderError(f"{where}:{number}: '{key}' given twice")
+        if not value:
+            raise FixtureHeaderError(f"{where}:{number}: '{key}' has no value")
+        values[key] = value
+    expect = values.get("expect")
+    if expect not in ("findings", "none"):
+        raise FixtureHeaderError(
+            f"{where}:1: the header must start with '# expect: findings' or '# expect: none'"
+            + (f", not {expect!r}" if expect else "")
+        )
+    return FixtureHeader(
+        expects_findings=expect == "findings",
+        rules=_rules(values.get("rules"), folder, where),
+        compile_functions=_compile_functions(values.get("options", ""), where),
+        verbatim="verbatim" in values,
+    )
+
+
+def _rules(listed: str | None, folder: str, where: str) -> tuple[str, ...]:
+    if folder != COMBINED:
+        if listed is not None:
+            raise FixtureHeaderError(
+                f"{where}: 'rules' belongs in {COMBINED}/; a fixture in {folder}/ runs {folder}"
+            )
+        if folder not in RULE_CODES:
+            raise FixtureHeaderError(f"{where}: {folder}/ is neither a rule nor {COMBINED}/")
+        return (folder,)
+    if listed is None:
+        raise FixtureHeaderError(f"{where}: a fixture in {COMBINED}/ names its rules ('# rules:')")
+    rules = tuple(code.strip() for code in listed.split(","))
+    unknown = [code for code in rules if code not in RULE_CODES]
+    if unknown or len(rules) < 2:
+        raise FixtureHeaderError(
+            f"{where}: 'rules' must list two or more of {', '.join(RULE_CODES)}, not {listed!r}"
+        )
+    return rules
+
+
+def _compile_functions(options: str, where: str) -> tuple[str, ...]:
+    functions: list[str] = []
+    for option in shlex.split(options):
+        key, _, value = option.partition("=")
+        if key != "--jax-compile-functions" or not value:
+            raise FixtureHeaderError(f"{where}: unknown option {option!r} in 'options'")
+        functions.extend(value.split(","))
+    return tuple(functions)
 
 
 @dataclass(frozen=True)
 class Fixture:
     path: Path
+    header: FixtureHeader
+
+    @classmethod
+    def load(cls, path: Path) -> Fixture:
+        where = str(path.relative_to(ROOT))
+        source = path.read_text(encoding="utf-8")
+        return cls(path, parse_header(source, path.parent.name, where))
 
     @property
     def name(self) -> str:
-        return self.path.stem
+        """Folder and stem, ``JC101/seed``: unique, and the test id."""
+        return f"{self.path.parent.name}/{self.path.stem}"
 
     @property
     def source(self) -> str:
         return self.path.read_text(encoding="utf-8")
 
     @property
+    def expects_findings(self) -> bool:
+        return self.header.expects_findings
+
+    @property
     def is_verbatim(self) -> bool:
-        """The seed program is kept exactly as the user wrote it: no inline marks there."""
-        return self.name == "seed"
+        """A program kept as its author wrote it carries no inline marks."""
+        return self.header.verbatim
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return self.header.rules
 
     @property
     def findings_path(self) -> Path:
@@ -43,14 +150,9 @@ class Fixture:
         return self.path.with_suffix(".fixed.py")
 
     def settings(self, **overrides: object) -> Settings:
-        match = _OPTIONS.search(self.source)
-        extra: list[str] = []
-        if match:
-            for option in shlex.split(match.group("options")):
-                key, _, value = option.partition("=")
-                if key == "--jax-compile-functions":
-                    extra.extend(value.split(","))
-        return Settings.with_extra_compile_functions(extra, **overrides)
+        """Only the fixture's rules selected, with the compile functions its header adds."""
+        overrides.setdefault("select", self.rules)
+        return Settings.with_extra_compile_functions(self.header.compile_functions, **overrides)
 
     def marked(self) -> list[tuple[int, str]]:
         """(line, code) for every inline ``# error: JC101`` mark, in order."""
@@ -62,12 +164,13 @@ class Fixture:
         return marks
 
 
+def fixture_paths() -> list[Path]:
+    """Every fixture program, in its folder's order; snapshots (``*.fixed.py``) left out."""
+    return [path for path in sorted(FIXTURES.glob("*/*.py")) if not path.name.endswith(".fixed.py")]
+
+
 def fixtures() -> list[Fixture]:
-    return [
-        Fixture(path)
-        for path in sorted(FIXTURES.glob("*.py"))
-        if not path.name.endswith(".fixed.py")
-    ]
+    return [Fixture.load(path) for path in fixture_paths()]
 
 
 def render(findings: list[Finding]) -> str:

@@ -15,8 +15,8 @@ from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
 
-SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
-SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
+SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
+SEED_FIXED = (FIXTURES / "JC101" / "seed.fixed.py").read_text(encoding="utf-8")
 
 STALE = """import jax
 
@@ -54,8 +54,8 @@ def test_check_reports_findings_and_exits_1(project: Path) -> None:
     code, out, _ = run("check", "--jobs", "1", str(project))
     assert code == 1
     assert out == (
-        f"{project / 'pkg' / 'seed.py'}:39:16: JC101 [*] 'jitted_mult' (jax.jit) reads closure "
-        "variable 'weights', rebound at line 43 in 'update_locally_created'; compiled calls "
+        f"{project / 'pkg' / 'seed.py'}:41:16: JC101 [*] 'jitted_mult' (jax.jit) reads closure "
+        "variable 'weights', rebound at line 45 in 'update_locally_created'; compiled calls "
         "keep the value from the first trace\n"
         "Found 1 finding (1 fixable with `flake8-jax-closure fix`).\n"
     )
@@ -69,7 +69,7 @@ def test_clean_check_says_so_and_quiet_prints_findings_only(project: Path) -> No
 
 def test_text_output_says_why_a_finding_has_no_fix(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    path.write_text((FIXTURES / "JC101" / "verify_no_fix.py").read_text(), encoding="utf-8")
     for command in ("check", "fix", "diff"):
         code, out, err = run(command, str(path))
         reason = "    no fix: the compiled object is made in a compound statement line"
@@ -158,7 +158,7 @@ def test_syntax_error_is_reported_and_left_alone(tmp_path: Path) -> None:
 def test_stdin_with_filename() -> None:
     code, out, _ = run("check", "-", "--stdin-filename", "model.py", stdin=SEED)
     assert code == 1
-    assert out.startswith("model.py:39:16: JC101 ")
+    assert out.startswith("model.py:41:16: JC101 ")
 
 
 def test_fix_stdin_prints_fixed_source_only() -> None:
@@ -213,9 +213,9 @@ def test_json_lists_finding_and_fix(project: Path) -> None:
     assert code == 1
     assert entry["code"] == "JC101"
     assert (entry["line"], entry["column"], entry["end_line"], entry["end_column"]) == (
-        39,
+        41,
         16,
-        39,
+        41,
         23,
     )
     assert (entry["function"], entry["name"]) == ("jitted_mult", "weights")
@@ -231,7 +231,7 @@ def test_github_format_and_statistics(project: Path) -> None:
     code, out, _ = run("check", "--format", "github", "--exit-zero", str(project / "pkg"))
     assert code == 0
     (first,) = out.splitlines()
-    assert first.startswith(f"::warning file={project / 'pkg' / 'seed.py'},line=39,col=16,")
+    assert first.startswith(f"::warning file={project / 'pkg' / 'seed.py'},line=41,col=16,")
     assert "title=JC101::JC101 'jitted_mult'" in first
     # The table alone, as ruff prints it.
     code, out, _ = run("check", "--statistics", "--exit-zero", str(project / "pkg"))
@@ -298,14 +298,14 @@ def test_diff_prints_and_does_not_write(project: Path) -> None:
 
 def test_diff_with_nothing_to_show_exits_0(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    path.write_text((FIXTURES / "JC101" / "verify_no_fix.py").read_text(), encoding="utf-8")
     code, out, _ = run("diff", str(path))
     assert (code, out) == (0, "")
 
 
 def test_fix_exit_zero_and_format(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text((FIXTURES / "verify_no_fix.py").read_text(), encoding="utf-8")
+    path.write_text((FIXTURES / "JC101" / "verify_no_fix.py").read_text(), encoding="utf-8")
     assert run("fix", str(path))[0] == 1
     assert run("fix", "--exit-zero", str(path))[0] == 0
     code, out, _ = run("fix", "--format", "json", str(path))
@@ -379,7 +379,7 @@ def test_console_script_and_module_entry_points(project: Path) -> None:
         text=True,
     )
     assert completed.returncode == 1
-    assert ":39:16: JC101 " in completed.stdout
+    assert ":41:16: JC101 " in completed.stdout
 
 
 def test_interrupt_exits_130_at_once(tmp_path: Path) -> None:
@@ -476,7 +476,7 @@ def test_columns_count_characters_on_non_ascii_lines(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(source, encoding="utf-8")
     out = run("check", "--quiet", str(path))[1]
-    assert f"{path}:39:22: JC101" in out
+    assert f"{path}:41:22: JC101" in out
     (entry,) = json.loads(run("check", "--format", "json", str(path))[1])
     assert (entry["column"], entry["end_column"]) == (22, 29)
     assert run("fix", str(path))[0] == 0
@@ -499,6 +499,6 @@ def test_a_named_folder_is_walked_whatever_the_folders_above_it(
     (project / "own.py").write_text(SEED)
     monkeypatch.chdir(project)
     code, out, _ = run("check", "--no-cache", str(package))
-    assert code == 1 and "m.py:39:16: JC101" in out
+    assert code == 1 and "m.py:41:16: JC101" in out
     code, out, _ = run("check", "--no-cache", ".")
-    assert code == 1 and "own.py:39:16: JC101" in out and "vendored" not in out
+    assert code == 1 and "own.py:41:16: JC101" in out and "vendored" not in out

@@ -54,14 +54,14 @@ def test_pyproject_settings_apply_and_flags_win(
 def test_pyproject_found_from_a_subfolder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.flake8-jax-closure]\nexclude = ["skip_*"]\n')
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "skip_me.py").write_text((FIXTURES / "seed.py").read_text())
-    (tmp_path / "src" / "keep.py").write_text((FIXTURES / "seed.py").read_text())
+    (tmp_path / "src" / "skip_me.py").write_text((FIXTURES / "JC101" / "seed.py").read_text())
+    (tmp_path / "src" / "keep.py").write_text((FIXTURES / "JC101" / "seed.py").read_text())
     code, out, _ = run(tmp_path / "src", "check", "--jobs", "1", ".", monkeypatch=monkeypatch)
     assert code == 1 and "keep.py" in out and "skip_me.py" not in out
 
 
 def test_unsafe_fixes_from_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = (FIXTURES / "verify_regression.py").read_text()
+    source = (FIXTURES / "JC103" / "verify_regression.py").read_text()
     (tmp_path / "m.py").write_text(source)
     assert run(tmp_path, "fix", "m.py", monkeypatch=monkeypatch)[0] == 1
     assert (tmp_path / "m.py").read_text() == source
@@ -123,8 +123,8 @@ def test_server_and_command_line_share_one_resolver(
     from flake8_jax_closure.lsp import JaxClosureServer
 
     # The seed's fix is safe; verify_regression's is unsafe.
-    (tmp_path / "m.py").write_text((FIXTURES / "seed.py").read_text())
-    (tmp_path / "u.py").write_text((FIXTURES / "verify_regression.py").read_text())
+    (tmp_path / "m.py").write_text((FIXTURES / "JC101" / "seed.py").read_text())
+    (tmp_path / "u.py").write_text((FIXTURES / "JC103" / "verify_regression.py").read_text())
     (tmp_path / "pyproject.toml").write_text("[tool.flake8-jax-closure]\n" + config)
     server = JaxClosureServer()
     server.set_overrides(editor)

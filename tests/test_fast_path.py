@@ -22,7 +22,7 @@ from flake8_jax_closure.engine import check_source
 from flake8_jax_closure.rules import selected_findings
 from flake8_jax_closure.settings import Settings
 
-SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
+SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
 
 
 def test_files_without_a_compile_transform_are_never_parsed(
@@ -99,7 +99,7 @@ def test_a_rule_left_out_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_checking_never_imports_libcst(command: str, tmp_path: Path) -> None:
     program = (
         "import sys\n"
-        f"SEED = {str(FIXTURES / 'seed.py')!r}\n"
+        f"SEED = {str(FIXTURES / 'JC101' / 'seed.py')!r}\n"
         "try:\n"
         f"    {command}\n"
         "except SystemExit:\n"
@@ -121,7 +121,7 @@ def test_the_word_index_finds_what_word_lines_finds() -> None:
     """Past a few hundred names the analysis indexes every word at once; both ways agree."""
     from flake8_jax_closure.analysis.words import word_index, word_lines
 
-    texts = [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*.py"))]
+    texts = [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*/*.py"))]
     texts.append("λx = 1\nx_λ = x + 1\n1x = 2\nclass Ω: pass\n_ = x1 + x\n")
     for text in texts:
         index = word_index(text)

@@ -51,9 +51,9 @@ def test_safe_fix_leaves_unsafe_findings(fixture: Fixture) -> None:
     assert all(f.fix.applicability is Applicability.SAFE for f in result.fixed if f.fix)
 
 
-def test_negative_fixtures_are_left_byte_for_byte() -> None:
+def test_fixtures_expecting_none_are_left_byte_for_byte() -> None:
     for fixture in fixtures():
-        if "negative" in fixture.name:
+        if not fixture.expects_findings:
             result = fix_source(fixture.source, fixture.settings(unsafe_fixes=True))
             assert result.source == fixture.source, fixture.name
 
@@ -67,7 +67,7 @@ def test_fixed_output_does_not_depend_on_hash_seed() -> None:
 
     from fixture_support import FIXTURES
 
-    source = (FIXTURES / "JC103_runnable_config.py").read_text(encoding="utf-8")
+    source = (FIXTURES / "JC103" / "runnable_config.py").read_text(encoding="utf-8")
     outputs = {
         subprocess.run(
             [sys.executable, "-m", "flake8_jax_closure", "fix", "-"],
@@ -78,4 +78,6 @@ def test_fixed_output_does_not_depend_on_hash_seed() -> None:
         ).stdout
         for seed in range(1, 7)
     }
-    assert outputs == {(FIXTURES / "JC103_runnable_config.fixed.py").read_text(encoding="utf-8")}
+    assert outputs == {
+        (FIXTURES / "JC103" / "runnable_config.fixed.py").read_text(encoding="utf-8")
+    }

@@ -26,19 +26,19 @@ def flake8(
 
 
 def test_flake8_reports_the_seed_finding() -> None:
-    completed = flake8(str(FIXTURES / "seed.py"))
+    completed = flake8(str(FIXTURES / "JC101" / "seed.py"))
     assert completed.returncode == 1
     assert completed.stdout == (
-        f"{FIXTURES / 'seed.py'}:39:16: JC101 'jitted_mult' (jax.jit) reads closure variable "
-        "'weights', rebound at line 43 in 'update_locally_created'; compiled calls keep the value "
-        "from the first trace\n"
+        f"{FIXTURES / 'JC101' / 'seed.py'}:41:16: JC101 'jitted_mult' (jax.jit) reads closure "
+        "variable 'weights', rebound at line 45 in 'update_locally_created'; compiled calls keep "
+        "the value from the first trace\n"
     )
 
 
 def test_flake8_reads_stdin() -> None:
-    source = (FIXTURES / "seed.py").read_text(encoding="utf-8")
+    source = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
     completed = flake8("-", stdin=source)
-    assert completed.stdout.startswith("stdin:39:16: JC101 ")
+    assert completed.stdout.startswith("stdin:41:16: JC101 ")
 
 
 def test_flake8_on_all_fixtures_with_jobs_matches_the_snapshots() -> None:
@@ -49,7 +49,7 @@ def test_flake8_on_all_fixtures_with_jobs_matches_the_snapshots() -> None:
     # Two compile calls of one bound method report the same line twice: count them as lines.
     expected = [
         f"{path.with_suffix('.py')}:{line}"
-        for path in FIXTURES.glob("*.findings")
+        for path in FIXTURES.glob("*/*.findings")
         for line in path.read_text(encoding="utf-8").splitlines()
         if line and line[0].isdigit()
     ]
@@ -72,8 +72,8 @@ def test_flake8_option_adds_compile_functions(tmp_path: Path) -> None:
 
 def test_flake8_noqa_is_flake8s_job(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    source = (FIXTURES / "seed.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    source[38] = source[38].rstrip("\n") + "  # noqa: JC101\n"
+    source = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8").splitlines(keepends=True)
+    source[40] = source[40].rstrip("\n") + "  # noqa: JC101\n"
     path.write_text("".join(source), encoding="utf-8")
     assert flake8(str(path)).stdout == ""
 

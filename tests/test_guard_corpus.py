@@ -27,7 +27,7 @@ pytestmark = pytest.mark.jax
 # Programs with a __main__ block; the seed's second and third solutions fail on current JAX.
 RUNNABLE = sorted(
     path
-    for path in FIXTURES.glob("*.py")
+    for path in FIXTURES.glob("*/*.py")
     if "__main__" in path.read_text(encoding="utf-8")
     and not path.name.startswith(("seed_solution2", "seed_solution3"))
 )

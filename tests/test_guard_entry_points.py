@@ -182,7 +182,7 @@ def test_a_missing_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 @pytest.mark.slow
 def test_the_console_script_on_the_seed() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "flake8_jax_closure", "guard", "fixtures/seed.py"],
+        [sys.executable, "-m", "flake8_jax_closure", "guard", "fixtures/JC101/seed.py"],
         capture_output=True,
         text=True,
         cwd=FIXTURES.parent,
@@ -192,8 +192,8 @@ def test_the_console_script_on_the_seed() -> None:
     assert completed.stdout.split() == ["20.0", "20.0", "**********", "0.0"]
     assert completed.stderr.startswith(
         "StaleCaptureError: compiled function 'wrapper.<locals>.jitted_mult' "
-        "(fixtures/seed.py:37) reused a trace that read weights (a closure variable, at "
-        "fixtures/seed.py:39), which has changed since that trace: Array float32[2,5] "
+        "(fixtures/JC101/seed.py:39) reused a trace that read weights (a closure variable, at "
+        "fixtures/JC101/seed.py:41), which has changed since that trace: Array float32[2,5] "
         "[1.0, 1.0, 1.0, 1.0, ...] -> Array float32[2,5] [0.0, 0.0, 0.0, 0.0, ...]\n"
         "  JC101: make weights an argument of the compiled function"
     )
@@ -372,5 +372,5 @@ def test_verify_names_a_stale_value_the_linter_does_not_see(tmp_path: Path) -> N
     )
     # Where findings name the stale values (a lambda's by its variable), the guard adds nothing.
     named = io.StringIO()
-    main(["verify", str(FIXTURES / "JC101_runnable_call_forms.py")], stdout=named)
+    main(["verify", str(FIXTURES / "JC101" / "runnable_call_forms.py")], stdout=named)
     assert "confirmed" in named.getvalue() and "guard:" not in named.getvalue()

@@ -27,8 +27,8 @@ def test_guard_example_is_the_real_output(
     pytest.importorskip("jax")
     monkeypatch.chdir(ROOT)
     err = io.StringIO()
-    code = main(["guard", "fixtures/JC103_runnable_config.py"], stdout=io.StringIO(), stderr=err)
+    code = main(["guard", "fixtures/JC103/runnable_config.py"], stdout=io.StringIO(), stderr=err)
     assert code == 1
     shown = capsys.readouterr().out + err.getvalue()
-    command = "$ flake8-jax-closure guard fixtures/JC103_runnable_config.py\n"
+    command = "$ flake8-jax-closure guard fixtures/JC103/runnable_config.py\n"
     assert f"```\n{command}{shown}```\n" in README

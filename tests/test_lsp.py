@@ -14,8 +14,8 @@ from lsp_session import close, open_text, start  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 
-SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
-SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
+SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
+SEED_FIXED = (FIXTURES / "JC101" / "seed.fixed.py").read_text(encoding="utf-8")
 
 
 def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
@@ -83,7 +83,7 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
     result = asyncio.run(session(tmp_path))
     (diagnostic,) = result["opened"].diagnostics
     assert diagnostic.code == "JC101" and diagnostic.source == "flake8-jax-closure"
-    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (38, 15)
+    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (40, 15)
     assert "reads closure variable 'weights'" in diagnostic.message
     action, ignore = result["quick"]
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
@@ -93,7 +93,7 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
     assert noqa_edit.new_text == "        return weights.dot(input_var)  # noqa: JC101"
     assert diagnostic.code_description.href.endswith("/docs/rules/JC101.md")
     (related,) = diagnostic.related_information
-    assert related.location.range.start.line == 42 and "'weights' changes here" in related.message
+    assert related.location.range.start.line == 44 and "'weights' changes here" in related.message
     (fix_all,) = result["fix_all"]
     assert fix_all.kind == "source.fixAll.flake8-jax-closure"
     assert apply_edits(SEED, fix_all.edit.changes[result["uri"]]) == SEED_FIXED
@@ -102,7 +102,7 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_unsafe_fix_offered_only_when_enabled(tmp_path: Path) -> None:
-    unsafe_source = (FIXTURES / "verify_regression.py").read_text(encoding="utf-8")
+    unsafe_source = (FIXTURES / "JC103" / "verify_regression.py").read_text(encoding="utf-8")
     uri = (tmp_path / "m.py").as_uri()
 
     async def actions(options: Any) -> list[types.CodeAction]:

@@ -56,7 +56,7 @@ def test_hook_entries_check_then_fix_then_pass(tmp_path: Path) -> None:
     hooks = _hooks()
     assert sorted(hooks) == ["flake8-jax-closure", "flake8-jax-closure-fix"]
     seed = tmp_path / "seed.py"
-    shutil.copy(FIXTURES / "seed.py", seed)
+    shutil.copy(FIXTURES / "JC101" / "seed.py", seed)
     (tmp_path / "vendored.py").write_text(seed.read_text())
     (tmp_path / "pyproject.toml").write_text(
         '[tool.flake8-jax-closure]\nextend-exclude = ["vendored.py"]\n'
@@ -70,10 +70,10 @@ def test_hook_entries_check_then_fix_then_pass(tmp_path: Path) -> None:
         return code, out.getvalue() + err.getvalue()
 
     code, output = hook("flake8-jax-closure")
-    assert code == 1 and f"{seed}:39:16: JC101 [*] 'jitted_mult'" in output
+    assert code == 1 and f"{seed}:41:16: JC101 [*] 'jitted_mult'" in output
     assert "vendored.py" not in output  # --force-exclude: exclude holds for named files
     assert hook("flake8-jax-closure-fix")[0] == 1  # changed a file: pre-commit must fail
-    assert seed.read_text() == (FIXTURES / "seed.fixed.py").read_text()
+    assert seed.read_text() == (FIXTURES / "JC101" / "seed.fixed.py").read_text()
     assert hook("flake8-jax-closure") == (0, "All checks passed!\n")
 
 
@@ -83,18 +83,18 @@ def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     project.mkdir()
     env = _environment(tmp_path / "pre-commit-home")
     seed = project / "seed.py"
-    shutil.copy(FIXTURES / "seed.py", seed)
+    shutil.copy(FIXTURES / "JC101" / "seed.py", seed)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
     subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
 
     check = _try_repo("flake8-jax-closure", project, env)
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "seed.py:39:16: JC101 [*] 'jitted_mult'" in check.stdout
+    assert "seed.py:41:16: JC101 [*] 'jitted_mult'" in check.stdout
 
     fix = _try_repo("flake8-jax-closure-fix", project, env)
     assert fix.returncode == 1, fix.stdout + fix.stderr
     assert "files were modified by this hook" in fix.stdout
-    assert seed.read_text() == (FIXTURES / "seed.fixed.py").read_text()
+    assert seed.read_text() == (FIXTURES / "JC101" / "seed.fixed.py").read_text()
 
     subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
     again = _try_repo("flake8-jax-closure", project, env)
@@ -106,7 +106,7 @@ def test_hooks_honour_exclude_for_the_files_pre_commit_names(tmp_path: Path) -> 
     project = tmp_path / "project"
     (project / "vendored").mkdir(parents=True)
     env = _environment(tmp_path / "pre-commit-home")
-    shutil.copy(FIXTURES / "seed.py", project / "vendored" / "seed.py")
+    shutil.copy(FIXTURES / "JC101" / "seed.py", project / "vendored" / "seed.py")
     (project / "pyproject.toml").write_text(
         '[tool.flake8-jax-closure]\nextend-exclude = ["vendored"]\n'
     )

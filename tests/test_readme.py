@@ -15,7 +15,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def test_fix_share_table_matches_the_snapshots() -> None:
     counts: Counter[str] = Counter()
-    for path in FIXTURES.glob("*.findings"):
+    for path in FIXTURES.glob("*/*.findings"):
         for line in path.read_text(encoding="utf-8").splitlines():
             match = re.match(r"    (fix \((safe|unsafe)\)|no fix)", line)
             if match:
@@ -29,13 +29,13 @@ def test_fix_share_table_matches_the_snapshots() -> None:
 def test_seed_diff_in_readme_is_the_real_diff(monkeypatch: object) -> None:
     monkeypatch.chdir(ROOT)  # type: ignore[attr-defined]
     out = io.StringIO()
-    main(["diff", "fixtures/seed.py"], stdout=out, stderr=io.StringIO())
+    main(["diff", "fixtures/JC101/seed.py"], stdout=out, stderr=io.StringIO())
     assert out.getvalue() in README.replace("```diff\n", "")
 
 
 def test_readme_opens_with_the_two_commands() -> None:
     blocks = re.findall(r"```sh\n(.*?)```", README, re.S)
-    assert "flake8-jax-closure check fixtures/seed.py" in blocks[0]
+    assert "flake8-jax-closure check fixtures/JC101/seed.py" in blocks[0]
     assert "pip install '.[test]'" in blocks[1] and "pytest" in blocks[1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install --quiet '.[test]'" in ci and "python -m pytest -q" in ci
@@ -54,5 +54,5 @@ def test_speed_section_is_the_benchmark_output() -> None:
 def test_seed_check_in_readme_is_the_real_output(monkeypatch: object) -> None:
     monkeypatch.chdir(ROOT)  # type: ignore[attr-defined]
     out = io.StringIO()
-    main(["check", "--no-cache", "fixtures/seed.py"], stdout=out, stderr=io.StringIO())
-    assert f"$ flake8-jax-closure check fixtures/seed.py\n{out.getvalue()}```" in README
+    main(["check", "--no-cache", "fixtures/JC101/seed.py"], stdout=out, stderr=io.StringIO())
+    assert f"$ flake8-jax-closure check fixtures/JC101/seed.py\n{out.getvalue()}```" in README

@@ -15,8 +15,8 @@ from flake8_jax_closure.cli import main
 from flake8_jax_closure.engine import check_source, fix_source
 from flake8_jax_closure.settings import Settings
 
-SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
-SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
+SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
+SEED_FIXED = (FIXTURES / "JC101" / "seed.fixed.py").read_text(encoding="utf-8")
 # One safe finding (JC102, 'SCALE') and one with an unsafe fix only (JC103, the whole 'CONFIG').
 MIXED = """import jax
 

@@ -28,7 +28,7 @@ RUNNABLE = [
     if 'if __name__ == "__main__":' in f.source or "if __name__ == '__main__':" in f.source
     # The seed's second and third solutions fail on current JAX, as their headers explain;
     # the verifier's fixtures show other outcomes on purpose and have tests of their own.
-    if not f.name.startswith(("seed_solution2", "seed_solution3", "verify_"))
+    if not f.path.stem.startswith(("seed_solution2", "seed_solution3", "verify_"))
 ]
 
 
@@ -47,7 +47,7 @@ def _run(path: Path, *, disable_jit: bool) -> str:
 
 
 def test_there_are_runnable_fixtures() -> None:
-    assert {"seed", "JC102_runnable_learning_rate", "JC103_runnable_config"} <= {
+    assert {"JC101/seed", "JC102/runnable_learning_rate", "JC103/runnable_config"} <= {
         f.name for f in RUNNABLE
     }
 
@@ -69,7 +69,7 @@ def test_original_is_stale_and_fixed_follows_changes(fixture: Fixture) -> None:
 
 @pytest.mark.slow
 def test_fixed_seed_follows_the_weights() -> None:
-    seed = next(f for f in RUNNABLE if f.name == "seed")
+    seed = next(f for f in RUNNABLE if f.name == "JC101/seed")
     lines = _run(seed.fixed_path, disable_jit=False).split()
     mult, jitted = lines[0::3], lines[1::3]
     assert jitted == mult

@@ -31,7 +31,7 @@ def sarif_of(*paths: str) -> dict:
 
 
 def test_sarif_with_findings_and_fixes_is_valid(validator: jsonschema.Draft4Validator) -> None:
-    log = sarif_of(str(FIXTURES / "seed.py"), str(FIXTURES / "JC101_fix_forms.py"))
+    log = sarif_of(str(FIXTURES / "JC101" / "seed.py"), str(FIXTURES / "JC101" / "fix_forms.py"))
     errors = [e.message for e in validator.iter_errors(log)]
     assert errors == []
     results = log["runs"][0]["results"]
@@ -52,12 +52,12 @@ def test_sarif_with_unreadable_files_is_valid(
 
 
 def test_empty_sarif_is_valid(validator: jsonschema.Draft4Validator) -> None:
-    log = sarif_of(str(FIXTURES / "JC101_negative.py"))
+    log = sarif_of(str(FIXTURES / "JC101" / "negative.py"))
     assert list(validator.iter_errors(log)) == []
     assert log["runs"][0]["results"] == []
 
 
 def test_schema_rejects_a_broken_log(validator: jsonschema.Draft4Validator) -> None:
-    log = sarif_of(str(FIXTURES / "seed.py"))
+    log = sarif_of(str(FIXTURES / "JC101" / "seed.py"))
     del log["runs"][0]["tool"]["driver"]["name"]
     assert list(validator.iter_errors(log))

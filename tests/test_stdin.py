@@ -11,8 +11,8 @@ from fixture_support import FIXTURES
 
 from flake8_jax_closure.cli import main
 
-SEED = (FIXTURES / "seed.py").read_text(encoding="utf-8")
-SEED_FIXED = (FIXTURES / "seed.fixed.py").read_text(encoding="utf-8")
+SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
+SEED_FIXED = (FIXTURES / "JC101" / "seed.fixed.py").read_text(encoding="utf-8")
 CLEAN = "import jax\n\nf = jax.jit(abs)\n# caf\u00e9\n"
 STALE = """import jax
 
@@ -61,7 +61,7 @@ def test_fix_with_stdin_filename_alone_reads_stdin_and_writes_no_file(
 def test_check_and_diff_with_stdin_filename_alone_read_stdin(folder_with_stale_file: Path) -> None:
     code, out, _ = run_bytes("check", "--stdin-filename", "model.py", stdin=SEED.encode())
     assert code == 1
-    assert out.decode().startswith("model.py:39:16: JC101 ") and "other.py" not in out.decode()
+    assert out.decode().startswith("model.py:41:16: JC101 ") and "other.py" not in out.decode()
     code, out, _ = run_bytes("diff", "--stdin-filename", "model.py", stdin=SEED.encode())
     assert code == 1
     assert out.decode().startswith("--- a/model.py\n+++ b/model.py\n")

@@ -30,10 +30,10 @@ def verify(*argv: str) -> tuple[int, str, str]:
 def test_readme_shows_the_real_report_on_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     root = FIXTURES.parent
     monkeypatch.chdir(root)
-    code, out, _ = verify("fixtures/seed.py")
+    code, out, _ = verify("fixtures/JC101/seed.py")
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert code == 0
-    assert f"$ flake8-jax-closure verify fixtures/seed.py\n{out}```" in readme
+    assert f"$ flake8-jax-closure verify fixtures/JC101/seed.py\n{out}```" in readme
 
 
 def verdicts(path: Path, *options: str) -> list[str]:
@@ -43,12 +43,12 @@ def verdicts(path: Path, *options: str) -> list[str]:
 
 
 def test_seed_is_confirmed_with_stale_and_alternating_outputs() -> None:
-    code, out, _ = verify(str(FIXTURES / "seed.py"))
+    code, out, _ = verify(str(FIXTURES / "JC101" / "seed.py"))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == f"verify {FIXTURES / 'seed.py'} on cpu"
+    assert lines[0] == f"verify {FIXTURES / 'JC101' / 'seed.py'} on cpu"
     assert lines[1:] == [
-        f"{FIXTURES / 'seed.py'}:39:16: JC101 'jitted_mult' reads 'weights': confirmed",
+        f"{FIXTURES / 'JC101' / 'seed.py'}:41:16: JC101 'jitted_mult' reads 'weights': confirmed",
         "  original: compiled differs from eager in 2 of 5 calls (first at call 2, largest "
         "difference 5)",
         # What was compared: each distinct output, its dtype, shape and leading values.
@@ -81,13 +81,13 @@ def test_unchanged_fixed_output_is_reported_as_unchanged(tmp_path: Path) -> None
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "fixture",
-    ["verify_stacked_transforms.py", "JC102_fix_call_forms.py", "JC102_fix_recursion.py"],
+    ["verify_stacked_transforms.py", "fix_call_forms.py", "fix_recursion.py"],
 )
 def test_forms_the_instrumentation_must_follow(fixture: str) -> None:
     """jit over checkpoint, named_call and grad; ``f = jax.jit(f)`` (the fix renames the
     function); a recursive compiled function with a static depth (nested calls run inside the
     outer one, which is compared)."""
-    code, out, err = verify("--format", "json", str(FIXTURES / fixture))
+    code, out, err = verify("--format", "json", str(FIXTURES / "JC102" / fixture))
     report = json.loads(out)
     assert report["original_run"]["status"] == "ok", report["original_run"]
     assert [f["verdict"] for f in report["findings"]] == ["confirmed"] * len(report["findings"])
@@ -96,7 +96,7 @@ def test_forms_the_instrumentation_must_follow(fixture: str) -> None:
 
 @pytest.mark.slow
 def test_json_report_has_a_verdict_per_finding() -> None:
-    code, out, _ = verify("--format", "json", str(FIXTURES / "JC102_runnable_learning_rate.py"))
+    code, out, _ = verify("--format", "json", str(FIXTURES / "JC102" / "runnable_learning_rate.py"))
     report = json.loads(out)
     assert code == 0 and report["success"] is True
     assert report["platform"] == "cpu"
@@ -112,11 +112,11 @@ def test_json_report_has_a_verdict_per_finding() -> None:
 @pytest.mark.parametrize(
     "fixture, options, expected",
     [
-        ("verify_not_reproduced.py", (), ["not-reproduced"]),
-        ("verify_not_exercised.py", (), ["not-exercised"]),
-        ("verify_regression.py", ("--unsafe-fixes",), ["regression"]),
-        ("verify_no_fix.py", (), ["no-fix"]),
-        ("verify_regression.py", (), ["no-fix"]),
+        ("JC102/verify_not_reproduced.py", (), ["not-reproduced"]),
+        ("JC102/verify_not_exercised.py", (), ["not-exercised"]),
+        ("JC103/verify_regression.py", ("--unsafe-fixes",), ["regression"]),
+        ("JC101/verify_no_fix.py", (), ["no-fix"]),
+        ("JC103/verify_regression.py", (), ["no-fix"]),
     ],
 )
 def test_each_verdict(fixture: str, options: tuple[str, ...], expected: list[str]) -> None:
@@ -126,27 +126,30 @@ def test_each_verdict(fixture: str, options: tuple[str, ...], expected: list[str
 
 @pytest.mark.slow
 def test_regression_names_the_failure() -> None:
-    _, out, _ = verify("--unsafe-fixes", str(FIXTURES / "verify_regression.py"))
-    assert "fixed program error: TypeError: " in out and "(line 15)" in out
+    _, out, _ = verify("--unsafe-fixes", str(FIXTURES / "JC103" / "verify_regression.py"))
+    assert "fixed program error: TypeError: " in out and "(line 16)" in out
     assert "the compiled call raised in 1 of 1 calls" in out
 
 
 @pytest.mark.slow
 def test_write_only_after_confirmation(tmp_path: Path) -> None:
     confirmed = tmp_path / "lr.py"
-    shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", confirmed)
+    shutil.copy(FIXTURES / "JC102" / "runnable_learning_rate.py", confirmed)
     assert verify("--write", str(confirmed))[0] == 0
-    assert confirmed.read_text() == (FIXTURES / "JC102_runnable_learning_rate.fixed.py").read_text()
+    assert (
+        confirmed.read_text()
+        == (FIXTURES / "JC102" / "runnable_learning_rate.fixed.py").read_text()
+    )
     unconfirmed = tmp_path / "once.py"
-    shutil.copy(FIXTURES / "verify_not_reproduced.py", unconfirmed)
+    shutil.copy(FIXTURES / "JC102" / "verify_not_reproduced.py", unconfirmed)
     assert verify("--write", str(unconfirmed))[0] == 1
-    assert unconfirmed.read_text() == (FIXTURES / "verify_not_reproduced.py").read_text()
+    assert unconfirmed.read_text() == (FIXTURES / "JC102" / "verify_not_reproduced.py").read_text()
 
 
 def _without_main(tmp_path: Path) -> Path:
     program = tmp_path / "train.py"
     program.write_text(
-        (FIXTURES / "JC102_runnable_learning_rate.py").read_text().split("if __name__")[0]
+        (FIXTURES / "JC102" / "runnable_learning_rate.py").read_text().split("if __name__")[0]
         + "\n\ndef run():\n    params = jnp.ones(2)\n    for _ in range(3):\n"
         "        params = step(params, jnp.ones(2))\n        decay()\n"
     )
@@ -194,7 +197,7 @@ def test_method_compiled_as_bound_method_is_seen_called(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_pytest_selection(tmp_path: Path) -> None:
-    shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", tmp_path / "lr.py")
+    shutil.copy(FIXTURES / "JC102" / "runnable_learning_rate.py", tmp_path / "lr.py")
     (tmp_path / "test_lr.py").write_text(
         "import jax.numpy as jnp\nimport lr\n\n\ndef test_steps():\n"
         "    for _ in range(3):\n        lr.step(jnp.ones(2), jnp.ones(2))\n        lr.decay()\n"
@@ -220,7 +223,7 @@ def test_pytest_paths_are_relative_to_where_verify_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "tests").mkdir()
-    shutil.copy(FIXTURES / "JC102_runnable_learning_rate.py", tmp_path / "lr.py")
+    shutil.copy(FIXTURES / "JC102" / "runnable_learning_rate.py", tmp_path / "lr.py")
     (tmp_path / "tests" / "test_lr.py").write_text(
         "import jax.numpy as jnp\nimport lr\n\n\ndef test_steps():\n"
         "    for _ in range(3):\n        lr.step(jnp.ones(2), jnp.ones(2))\n        lr.decay()\n"
@@ -234,13 +237,13 @@ def test_pytest_paths_are_relative_to_where_verify_runs(
 
 @pytest.mark.slow
 def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path: Path) -> None:
-    source = (FIXTURES / "verify_not_exercised.py").read_text()
+    source = (FIXTURES / "JC102" / "verify_not_exercised.py").read_text()
     crash = tmp_path / "crash.py"
     crash.write_text(
         source.replace('print("nothing compiled was called")', "raise RuntimeError('broken')")
     )
     code, out, err = verify(str(crash))
-    assert code == 1 and "original program error: RuntimeError: broken (line 18)" in out
+    assert code == 1 and "original program error: RuntimeError: broken (line 19)" in out
     assert "Traceback" not in out + err
     hang = tmp_path / "hang.py"
     hang.write_text(
@@ -260,7 +263,7 @@ def test_crash_hang_and_missing_dependency_are_verdicts_not_tracebacks(tmp_path:
 
 @pytest.mark.slow
 def test_a_platform_jax_cannot_use_is_one_line_and_exit_2() -> None:
-    code, out, err = verify("--platform", "gpu", str(FIXTURES / "seed.py"))
+    code, out, err = verify("--platform", "gpu", str(FIXTURES / "JC101" / "seed.py"))
     assert code == 2 and out == ""
     assert err.startswith("flake8-jax-closure verify: JAX cannot run on platform 'gpu': ")
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -268,12 +271,14 @@ def test_a_platform_jax_cannot_use_is_one_line_and_exit_2() -> None:
 
 @pytest.mark.slow
 def test_require_accelerator_fails_on_cpu() -> None:
-    code, _, err = verify("--platform", "cpu", "--require-accelerator", str(FIXTURES / "seed.py"))
+    code, _, err = verify(
+        "--platform", "cpu", "--require-accelerator", str(FIXTURES / "JC101" / "seed.py")
+    )
     assert code == 2 and "an accelerator is required, but JAX runs on cpu" in err
 
 
 def test_bad_runner_and_missing_file(tmp_path: Path) -> None:
-    assert verify(str(FIXTURES / "seed.py"), "--", "nose")[0] == 2
+    assert verify(str(FIXTURES / "JC101" / "seed.py"), "--", "nose")[0] == 2
     code, _, err = verify(str(tmp_path / "nope.py"))
     assert code == 2 and "no such file" in err
 
@@ -334,9 +339,9 @@ def test_pytest_plugin_fails_stale_tests(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", ["JC104_runnable_faq.py", "JC104_runnable_closure.py"])
+@pytest.mark.parametrize("fixture", ["JC104/runnable_faq.py", "JC104/runnable_closure.py"])
 def test_jc104_fixes_are_confirmed(fixture: str) -> None:
-    options = ("--unsafe-fixes",) if fixture == "JC104_runnable_faq.py" else ()
+    options = ("--unsafe-fixes",) if fixture == "JC104/runnable_faq.py" else ()
     assert verdicts(FIXTURES / fixture, *options) == ["confirmed"]
 
 
