@@ -53,14 +53,3 @@ class SourceLines:
         if text.isascii():
             return character
         return len(text.encode("utf-16-le")) // 2
-
-    def from_utf16(self, line: int, units: int) -> int:
-        text = self.line(line)
-        if text.isascii():
-            return units
-        count = 0
-        for index, char in enumerate(text):
-            if count >= units:
-                return index
-            count += 2 if ord(char) > 0xFFFF else 1
-        return len(text)

@@ -20,10 +20,6 @@ from pathlib import Path
 from .config import ConfigCache, Resolved
 
 
-class SelectionError(Exception):
-    """A named path that does not exist; the message is one line for the user."""
-
-
 @dataclass(frozen=True)
 class Selected:
     path: str
