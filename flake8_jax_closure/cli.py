@@ -346,7 +346,9 @@ def check_file(
         from .engine import SourceSyntaxError, check_source
 
         try:
-            result.findings = check_source(source.text, settings)
+            result.findings = check_source(
+                source.text, settings, with_edits=settings.with_edits, lazy=settings.lazy
+            )
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -375,7 +377,7 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            outcome = fix_source(source.text, settings)
+            outcome = fix_source(source.text, settings, lazy=settings.lazy)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result

@@ -130,9 +130,16 @@ def _to_characters(finding: Finding, source: SourceLines) -> Finding:
 
 
 def _analyse_selected(
-    source: str, settings: Settings, honour_noqa: bool, tree: ast.Module | None
+    source: str,
+    settings: Settings,
+    honour_noqa: bool,
+    tree: ast.Module | None,
+    lazy: bool = True,
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
+
+    ``lazy=False`` visits every statement first (tests and the benchmark check that this never
+    changes a finding).
 
     Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
     becomes one JC900 finding, never an exception.
@@ -147,7 +154,7 @@ def _analyse_selected(
         if tree is None:
             tree = parse_tree(source)
         try:
-            module = ModuleFacts(tree, source, settings.compile_functions, settings.lazy)
+            module = ModuleFacts(tree, source, settings.compile_functions, lazy)
             found = _findings(module, lines, settings)
             # Freed here by reference counting, while the cyclic collector is still paused.
             module.release()
@@ -175,21 +182,22 @@ def check_source(
     settings: Settings,
     *,
     honour_noqa: bool = True,
-    with_edits: bool | None = None,
+    with_edits: bool = True,
     tree: ast.Module | None = None,
     edits_for: Callable[[Finding], bool] | None = None,
+    lazy: bool = True,
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
     ``tree``, the source's ``ast`` when the caller has it (flake8), saves a parse.
     ``with_edits`` computes fixes' edits, which needs libcst; text output does without.
     ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
+    ``lazy`` as for ``_analyse_selected``.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa, tree)
+    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy)
     if analysis is None:
         return []
-    edits = settings.with_edits if with_edits is None else with_edits
-    if edits:
+    if with_edits:
         return with_edits_of(analysis, edits_for)
     return analysis.findings
 
@@ -244,14 +252,16 @@ def analyse_source(source: str, settings: Settings) -> Analysis | None:
     return _analyse_selected(source, settings, honour_noqa=True, tree=None)
 
 
-def fix_source(source: str, settings: Settings, *, analysis: Analysis | None = None) -> FixResult:
+def fix_source(
+    source: str, settings: Settings, *, analysis: Analysis | None = None, lazy: bool = True
+) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
     ``analysis``, from ``analyse_source`` on the same source and settings, saves analysing
     again. The result is checked to parse; a fix that would not is dropped, never written.
     """
     if analysis is None:
-        analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None)
+        analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None, lazy=lazy)
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())

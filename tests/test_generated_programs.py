@@ -49,7 +49,7 @@ def test_each_program_has_its_finding_and_a_safe_fix(program: Program) -> None:
     assert [(f.code, f.name) for f in findings] == _expected(program)
     assert [f.fix.applicability if f.fix else None for f in findings] == [Applicability.SAFE]
     # Lazy visiting only skips work: the eager analysis finds exactly the same.
-    eager = check_source(program.source, Settings(lazy=False), with_edits=False)
+    eager = check_source(program.source, Settings(), with_edits=False, lazy=False)
     assert [f.text for f in eager] == [f.text for f in findings]
     fixed = fix_source(program.source, Settings()).source
     compile(fixed, program.label, "exec", dont_inherit=True)

@@ -30,7 +30,7 @@ KNOWN_GAPS: dict[str, str] = {}
 
 
 def _reported(program: Program) -> bool:
-    findings = check_source(program.source, Settings(with_edits=False))
+    findings = check_source(program.source, Settings(), with_edits=False)
     assert not [f for f in findings if f.code == "JC900"], findings
     return bool(findings)
 

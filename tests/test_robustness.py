@@ -22,7 +22,8 @@ from flake8_jax_closure.settings import Settings
 # Mutated programs are compiled to check they are valid; their own oddities warn.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
-EVERYTHING = Settings(lazy=False, unsafe_fixes=True)
+# Unsafe fixes too; the checks below also visit every statement first (``lazy=False``).
+EVERYTHING = Settings(unsafe_fixes=True)
 SEED = (FIXTURES / "JC101" / "seed.py").read_text(encoding="utf-8")
 
 
@@ -34,13 +35,13 @@ def run(*argv: str) -> tuple[int, str, str]:
 def assert_sound(source: str) -> None:
     """No exception, no JC900; the fix parses, is final, and touches only compiled code."""
     try:
-        findings = check_source(source, EVERYTHING)
+        findings = check_source(source, EVERYTHING, lazy=False)
     except SourceSyntaxError:
         return  # compile() accepted it but libcst did not: reported, never touched
     assert not [f for f in findings if f.code == "JC900"], findings
-    fixed = fix_source(source, EVERYTHING).source
+    fixed = fix_source(source, EVERYTHING, lazy=False).source
     compile(fixed, "<fixed>", "exec", dont_inherit=True)
-    assert fix_source(fixed, EVERYTHING).source == fixed
+    assert fix_source(fixed, EVERYTHING, lazy=False).source == fixed
     if fixed != source:
         _assert_edits_stay_in_compiled_code(source, fixed, findings)
 
@@ -124,7 +125,7 @@ def test_mutated_fixtures(fixture) -> None:
         assert_sound(mutated)
         # The pre-pass may only remove work: the same findings with it on and off.
         on = [f.text for f in check_source(mutated, Settings(), with_edits=False)]
-        off = [f.text for f in check_source(mutated, Settings(lazy=False), with_edits=False)]
+        off = [f.text for f in check_source(mutated, Settings(), with_edits=False, lazy=False)]
         assert on == off
     assert tried > 0
 
@@ -259,9 +260,9 @@ def test_file_changed_while_being_fixed_is_left_alone(
     path.write_text(SEED)
     real = engine.fix_source
 
-    def fix_while_someone_edits(source: str, settings: Settings):  # type: ignore[no-untyped-def]
+    def fix_while_someone_edits(source: str, settings: Settings, **kwargs):  # type: ignore[no-untyped-def]
         path.write_text(SEED + "# edited meanwhile\n")
-        return real(source, settings)
+        return real(source, settings, **kwargs)
 
     monkeypatch.setattr(engine, "fix_source", fix_while_someone_edits)
     code, _, err = run("fix", str(path))
@@ -330,7 +331,7 @@ def test_lazy_and_eager_analysis_agree_on_installed_packages() -> None:
             lazy = check_source(source, Settings(), with_edits=False)
         except SourceSyntaxError:
             continue
-        eager = check_source(source, Settings(lazy=False), with_edits=False)
+        eager = check_source(source, Settings(), with_edits=False, lazy=False)
         assert lazy == eager, path
         compared += 1
     assert compared > 1000
