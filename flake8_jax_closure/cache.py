@@ -12,13 +12,13 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .diagnostics import Applicability, Edit, Finding, Fix
-from .settings import Settings
+from .settings import RunOptions, Settings
 
 
 def default_directory() -> Path:
@@ -34,16 +34,14 @@ def default_directory() -> Path:
     return base / "flake8-jax-closure"
 
 
-def _settings_fingerprint(settings: Settings) -> bytes:
-    fields = (
-        sorted(settings.compile_functions),
-        settings.select,
-        settings.ignore,
-        settings.lazy,
-        settings.with_edits,
-        settings.unsafe_fixes,
-    )
-    return repr(fields).encode()
+def _fingerprint(settings: Settings, run: RunOptions) -> bytes:
+    """Every field of both: a field added to either can never share another value's entries."""
+    values = [
+        sorted(value) if isinstance(value, frozenset) else value
+        for record in (settings, run)
+        for value in (getattr(record, each.name) for each in fields(record))
+    ]
+    return repr(values).encode()
 
 
 def _to_json(finding: Finding) -> dict[str, Any]:
@@ -71,13 +69,14 @@ def _from_json(data: dict[str, Any]) -> Finding:
 
 class FindingsCache:
     """Findings by content, tool version and the settings they were computed with (settings
-    differ between files: ``per-file-ignores``, a closer configuration)."""
+    differ between files: ``per-file-ignores``, a closer configuration), and how (with edits
+    or without)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory / __version__
 
-    def key(self, raw: bytes, settings: Settings) -> str:
-        salt = __version__.encode() + b"\0" + _settings_fingerprint(settings) + b"\0"
+    def key(self, raw: bytes, settings: Settings, run: RunOptions) -> str:
+        salt = __version__.encode() + b"\0" + _fingerprint(settings, run) + b"\0"
         return hashlib.blake2b(salt + raw, digest_size=20).hexdigest()
 
     def _path(self, key: str) -> Path:

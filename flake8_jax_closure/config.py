@@ -6,7 +6,8 @@ with a ``[tool.flake8-jax-closure]`` table, or a ``.flake8``, ``setup.cfg`` or `
 ``[flake8]`` section sets ``jax-compile-functions`` (the plugin's own option). ``--config``
 names one file for every checked file. Precedence: flags (or the editor's settings), then the
 file, then the defaults. Paths in the file (``exclude``, ``per-file-ignores``) are relative to
-the folder holding it.
+the folder holding it. The keys, their kinds of value and their checks are declared in
+``options``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,22 @@ import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path, PurePath
 from typing import Any
 
-from .rules import CODES
+from .option_kinds import ConfigError, PatternTable
+from .options import (
+    Option,
+    Place,
+    Target,
+    given_in,
+    per_file_options,
+    resolve_values,
+    settings_from,
+    targeting,
+)
 from .settings import Settings
 
 if sys.version_info >= (3, 11):
@@ -30,40 +41,19 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SECTION = "flake8-jax-closure"
-_LIST_KEYS = (
-    "select", "extend-select", "ignore", "extend-ignore", "jax-compile-functions", "exclude",
-    "extend-exclude",
-)  # fmt: skip
-_BOOL_KEYS = ("unsafe-fixes", "force-exclude", "respect-gitignore")
-_TABLE_KEYS = ("per-file-ignores",)
-# Folders never walked into, unless ``exclude`` replaces this list (``extend-exclude`` adds).
-DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
-    ".pytest_cache", ".ruff_cache", ".svn", ".tox", ".venv", "__pycache__", "__pypackages__",
-    "build", "dist", "node_modules", "site-packages", "venv", "*.egg-info",
-)  # fmt: skip
 
 
-class ConfigError(Exception):
-    """A configuration that cannot be used; the message names the file and the key."""
+def _keys(place: Place) -> dict[str, Option[Any]]:
+    """The options ``place`` may give, by name, in declaration order."""
+    return {option.name: option for option in given_in(place)}
 
 
 @dataclass(frozen=True)
 class FileConfig:
-    """What one configuration file says; None where it says nothing."""
+    """What one configuration file says: values by option name, only those it sets."""
 
     path: Path | None = None
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] | None = None
-    extend_ignore: tuple[str, ...] = ()
-    jax_compile_functions: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    extend_exclude: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    unsafe_fixes: bool | None = None
-    force_exclude: bool | None = None
-    respect_gitignore: bool | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -73,34 +63,24 @@ class FileConfig:
 
 @dataclass(frozen=True)
 class Overrides:
-    """Flags on the command line, or an editor's settings: None where not given."""
+    """Flags on the command line, or an editor's settings: values by option name, only those
+    given."""
 
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] | None = None
-    extend_ignore: tuple[str, ...] = ()
-    jax_compile_functions: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    extend_exclude: tuple[str, ...] = ()
-    unsafe_fixes: bool | None = None
-    force_exclude: bool | None = None
-    respect_gitignore: bool | None = None
-    # ``--per-file-ignores`` replaces the file's table, ``--extend-per-file-ignores`` adds to it.
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None
-    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Resolved:
-    """Settings for the analysis, and the file selection rules around it."""
+    """Settings for the analysis, and the file selection rules around it: one field for each
+    option of ``Target.FILES``."""
 
     settings: Settings
     root: Path
+    config_path: Path | None
     exclude: tuple[str, ...]
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    force_exclude: bool = False
-    respect_gitignore: bool = True
-    config_path: Path | None = None
+    per_file_ignores: PatternTable
+    force_exclude: bool
+    respect_gitignore: bool
 
     def is_excluded(self, path: Path) -> bool:
         """Whether ``exclude`` matches the path (or a folder above it, below the root)."""
@@ -113,25 +93,23 @@ class Resolved:
         return matches(path, self.exclude, self.root, folders_above=False)
 
     def settings_for(self, path: Path | None) -> Settings:
-        """The settings for one file: ``per-file-ignores`` adds to ``ignore``."""
-        if path is None or not self.per_file_ignores:
-            return self.settings
-        extra = tuple(
-            code
-            for pattern, codes in self.per_file_ignores
-            if matches(path, (pattern,), self.root)
-            for code in codes
-        )
-        if not extra:
-            return self.settings
-        return Settings(
-            compile_functions=self.settings.compile_functions,
-            select=self.settings.select,
-            ignore=(*self.settings.ignore, *extra),
-            unsafe_fixes=self.settings.unsafe_fixes,
-            lazy=self.settings.lazy,
-            with_edits=self.settings.with_edits,
-        )
+        """The settings for one file: a table of patterns (``per-file-ignores``) adds the codes
+        of the patterns the file matches to its setting (``ignore``)."""
+        settings = self.settings
+        if path is None:
+            return settings
+        for option, setting in per_file_options():
+            table: PatternTable = getattr(self, option.attribute)
+            extra = tuple(
+                code
+                for pattern, codes in table
+                if matches(path, (pattern,), self.root)
+                for code in codes
+            )
+            if extra:
+                added: dict[str, Any] = {setting: (*getattr(settings, setting), *extra)}
+                settings = replace(settings, **added)
+        return settings
 
 
 @functools.lru_cache(maxsize=256)
@@ -163,79 +141,21 @@ def matches(path: Path, patterns: Iterable[str], root: Path, *, folders_above: b
     )
 
 
-def check_selectors(codes: Iterable[str], where: str) -> tuple[str, ...]:
-    """Codes and prefixes, upper-cased as flake8 writes them; an unknown one is an error
-    (``JX999`` would otherwise quietly select nothing). ``ALL``, ruff's word for every rule,
-    is the prefix they all share."""
-    checked = []
-    for code in codes:
-        code = code.strip().upper()
-        if not code:
-            continue
-        if code == "ALL":  # ruff's name for every rule
-            code = "JC"
-        if not any(known.startswith(code) for known in CODES):
-            known = ", ".join(CODES)
-            raise ConfigError(f"{where}: unknown rule selector '{code}' (known: {known})")
-        checked.append(code)
-    return tuple(checked)
-
-
-def per_file_ignores_flag(value: str, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``--per-file-ignores``, as flake8 and ruff spell it: ``pattern:codes`` groups separated
-    by spaces or commas, codes separated by commas (``tests/*:JC103,JC104 __init__.py:JC1``).
-    A pattern with a folder in it is relative to the current folder, as on ruff's command line;
-    a bare file name matches that name anywhere."""
-    table: list[tuple[str, list[str]]] = []
-    for token in (t for t in value.replace(",", " ").split() if t):
-        pattern, colon, code = token.rpartition(":")
-        if colon:
-            if not pattern:
-                raise ConfigError(f"{where}: '{token}' has no file pattern before the colon")
-            if "/" in pattern or os.sep in pattern:
-                pattern = PurePath(os.path.abspath(pattern)).as_posix()
-            table.append((pattern, []))
-        elif not table:
-            raise ConfigError(f"{where}: '{token}' comes before any 'pattern:codes'")
-        if code:
-            table[-1][1].append(code)
-    return tuple((pattern, check_selectors(codes, where)) for pattern, codes in table)
-
-
-def _as_list(value: Any, where: str, key: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = value.replace("\n", ",").split(",")
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{where}: '{key}' must be a list of strings")
-    return tuple(item.strip() for item in value if item.strip())
-
-
 def _from_table(table: Any, where: str, path: Path) -> FileConfig:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
+    keys = _keys(Place.FILE)
     values: dict[str, Any] = {}
     for key, value in table.items():
-        name = key.replace("-", "_")
-        if key in _LIST_KEYS:
-            values[name] = _as_list(value, where, key)
-        elif key in _BOOL_KEYS:
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: '{key}' must be true or false")
-            values[name] = value
-        elif key in _TABLE_KEYS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: '{key}' must be a table of patterns to codes")
-            values[name] = tuple(
-                (pattern, check_selectors(_as_list(codes, where, key), where))
-                for pattern, codes in value.items()
-            )
-        else:
-            known = ", ".join((*_LIST_KEYS, *_BOOL_KEYS, *_TABLE_KEYS))
+        option = keys.get(key)
+        if option is None:
+            known = ", ".join(keys)
             raise ConfigError(f"{where}: unknown key '{key}' (known: {known})")
-    for key in ("select", "extend_select", "ignore", "extend_ignore"):
-        if key in values:
-            values[key] = check_selectors(values[key], where)
-    return FileConfig(path=path, **values)
+        values[key] = option.kind.from_file(value, where, key)
+    for option in keys.values():  # rule selectors are checked once every key is read
+        if option.name in values:
+            values[option.name] = option.kind.check(values[option.name], where)
+    return FileConfig(path, values)
 
 
 def _pyproject(path: Path) -> FileConfig | None:
@@ -257,13 +177,15 @@ def _flake8_section(path: Path) -> FileConfig | None:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot parse: {error}") from error
-    if not parser.has_option("flake8", "jax-compile-functions"):
-        return None
-    value = parser.get("flake8", "jax-compile-functions")
     where = f"{path}: [flake8]"
-    return FileConfig(
-        path=path, jax_compile_functions=_as_list(value, where, "jax-compile-functions")
-    )
+    values = {
+        option.name: option.kind.from_file(parser.get("flake8", option.name), where, option.name)
+        for option in given_in(Place.FLAKE8)
+        if parser.has_option("flake8", option.name)
+    }
+    if not values:
+        return None
+    return FileConfig(path, values)
 
 
 def read_config(path: Path) -> FileConfig:
@@ -272,7 +194,8 @@ def read_config(path: Path) -> FileConfig:
         raise ConfigError(f"{path}: no such configuration file")
     found = _pyproject(path) if path.suffix == ".toml" else _flake8_section(path)
     if found is None:
-        raise ConfigError(f"{path}: no [tool.{SECTION}] table or [flake8] jax-compile-functions")
+        flake8_keys = " or ".join(f"[flake8] {option.name}" for option in given_in(Place.FLAKE8))
+        raise ConfigError(f"{path}: no [tool.{SECTION}] table or {flake8_keys}")
     return found
 
 
@@ -319,60 +242,31 @@ class ConfigCache:
         return resolved
 
 
-def resolve(config: FileConfig, overrides: Overrides = Overrides()) -> Resolved:
+def resolve(config: FileConfig, overrides: Overrides | None = None) -> Resolved:
     """Defaults, then the file, then the flags or editor settings."""
-
-    def pick(flag: Any, configured: Any, default: Any) -> Any:
-        return flag if flag is not None else configured if configured is not None else default
-
-    select = pick(overrides.select, config.select, ("JC",))
-    select = (*select, *config.extend_select, *overrides.extend_select)
-    ignore = pick(overrides.ignore, config.ignore, ())
-    ignore = (*ignore, *config.extend_ignore, *overrides.extend_ignore)
-    exclude = pick(overrides.exclude, config.exclude, DEFAULT_EXCLUDE)
-    exclude = (*exclude, *config.extend_exclude, *overrides.extend_exclude)
-    settings = Settings.with_extra_compile_functions(
-        pick(overrides.jax_compile_functions, config.jax_compile_functions, ()),
-        select=tuple(select),
-        ignore=tuple(ignore),
-        unsafe_fixes=pick(overrides.unsafe_fixes, config.unsafe_fixes, False),
-    )
+    given = overrides.values if overrides is not None else {}
+    values = resolve_values(config.values, given)
     return Resolved(
-        settings=settings,
+        settings=settings_from(values),
         root=config.root,
-        exclude=tuple(exclude),
-        per_file_ignores=(
-            *pick(overrides.per_file_ignores, config.per_file_ignores, ()),
-            *overrides.extend_per_file_ignores,
-        ),
-        force_exclude=pick(overrides.force_exclude, config.force_exclude, False),
-        respect_gitignore=pick(overrides.respect_gitignore, config.respect_gitignore, True),
         config_path=config.path,
+        **targeting(Target.FILES, values),
     )
 
 
 def overrides_from(values: Mapping[str, Any]) -> Overrides:
-    """Overrides from a mapping with the configuration's key names (an editor's settings)."""
-    known = {f.replace("_", "-"): f for f in Overrides.__dataclass_fields__}
-    kwargs: dict[str, Any] = {}
+    """Overrides from an editor's settings, keyed by the options' names or their camel case;
+    what is not an option, or not a value of its kind, is left out."""
+    keys = _keys(Place.EDITOR)
+    given: dict[str, Any] = {}
     for key, value in values.items():
-        name = known.get(key) or known.get(_camel_to_kebab(key))
-        if name is None:
+        option = keys.get(key) or keys.get(_camel_to_kebab(key))
+        if option is None:
             continue
-        if isinstance(value, list):
-            value = tuple(str(v) for v in value)
-            if name in ("select", "extend_select", "ignore", "extend_ignore"):
-                value = check_selectors(value, "editor settings")
-        elif name in ("per_file_ignores", "extend_per_file_ignores"):
-            if not isinstance(value, dict):
-                continue
-            value = tuple(
-                (str(pattern), check_selectors(_as_list(codes, "editor settings", key),
-                                               "editor settings"))
-                for pattern, codes in value.items()
-            )  # fmt: skip
-        kwargs[name] = value
-    return Overrides(**kwargs)
+        read = option.kind.from_editor(value, key)
+        if read is not None:
+            given[option.name] = read
+    return Overrides(given)
 
 
 def _camel_to_kebab(key: str) -> str:

@@ -1,8 +1,10 @@
 """The flake8 adapter: options in, findings out. No analysis of its own, and it never raises.
 
-flake8 loads every plugin before it checks anything, even with JC deselected: this module
-imports only what reading options and a text check need. The analysis is imported the first
-time a file can name a compile transform at all.
+Its options are the declared options flake8 may be given (``Place.FLAKE8``); flake8 applies
+``select``, ``ignore``, ``per-file-ignores`` and ``noqa`` itself, as for every plugin. flake8
+loads every plugin before it checks anything, even with JC deselected: this module imports only
+what reading options and a text check need. The analysis is imported the first time a file can
+name a compile transform at all.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, ClassVar
 
 from . import __version__
 from .analysis.words import may_compile
+from .options import Place, given_in
 from .settings import Settings
 
 
@@ -33,27 +36,33 @@ class JaxClosureChecker:
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
-        option_manager.add_option(
-            "--jax-compile-functions",
-            default="",
-            parse_from_config=True,
-            comma_separated_list=True,
-            help="Extra qualified names that compile like jax.jit (for example mylib.fast_jit).",
-        )
+        # Each a list of names, which flake8 reads as a comma-separated list from its command
+        # line and its own configuration sections.
+        for option in given_in(Place.FLAKE8):
+            option_manager.add_option(
+                option.flag,
+                default="",
+                parse_from_config=True,
+                comma_separated_list=True,
+                help=option.help_in("flake8"),
+            )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        extra = getattr(options, "jax_compile_functions", None) or []
-        if isinstance(extra, str):
-            extra = extra.split(",")
-        # flake8 applies select, ignore and noqa itself; the rest resolves as everywhere else.
-        names = tuple(name.strip() for name in extra if name.strip())
-        if not names:
+        given: dict[str, tuple[str, ...]] = {}
+        for option in given_in(Place.FLAKE8):
+            value = getattr(options, option.attribute, None) or []
+            if isinstance(value, str):
+                value = value.split(",")
+            names = tuple(name.strip() for name in value if name.strip())
+            if names:
+                given[option.name] = names
+        if not given:
             cls.settings = Settings()  # what resolving no options gives, without loading it
             return
         from .config import FileConfig, Overrides, resolve
 
-        cls.settings = resolve(FileConfig(), Overrides(jax_compile_functions=names)).settings
+        cls.settings = resolve(FileConfig(), Overrides(given)).settings
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)

@@ -13,9 +13,10 @@ libcst, which computes fixes, takes a few tenths of a second to import: a backgr
 imports it after ``initialize``, so that the first code action does not wait for it.
 
 Settings (initialization options or ``workspace/didChangeConfiguration``, at the top level or
-under ``flake8-jax-closure``) use the configuration's key names (``unsafeFixes`` or
-``unsafe-fixes``, ``select``, ...) and win over the configuration file, as flags do on the
-command line. Files excluded by the configuration get no diagnostics. A configuration error is
+under ``flake8-jax-closure``) are the options declared for editors (``options.Place.EDITOR``),
+under the configuration's key names (``unsafeFixes`` or ``unsafe-fixes``, ``select``, ...), and
+win over the configuration file, as flags do on the command line; a value of the wrong kind is
+left out. Files excluded by the configuration get no diagnostics. A configuration error is
 shown once until it changes.
 """
 
@@ -32,11 +33,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__
-from .config import ConfigCache, ConfigError, FileConfig, Overrides, overrides_from, resolve
+from .config import ConfigCache, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
 from .engine import with_edits_of as with_edits_for
 from .noqa import noqa_comment
+from .option_kinds import ConfigError
 from .positions import SourceLines
 from .rules import SUMMARIES
 from .settings import Settings

@@ -1,0 +1,157 @@
+"""The work on one file, run in worker processes: check it, or fix it (or only compute its
+diff), into a ``FileResult`` for the command to print."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cache import FindingsCache
+from ..diagnostics import Finding
+from ..diffs import python_lines, unified_diff
+from ..files import Source, SourceError, read_source, write_source
+from ..rules import ANALYSIS_FAILED
+from ..settings import RunOptions, Settings
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    # Python's own message and position (line, column) when the file does not parse.
+    syntax_error: tuple[str, int, int] | None = None
+    fixed: int = 0
+    fixed_findings: list[Finding] = field(default_factory=list)  # for --show-fixes
+    unsafe_fixes: bool = False  # whether this file's unsafe fixes are applied (marked [*])
+    new_text: str | None = None  # set when fixing changed the file
+    text: str = ""  # the source after fixing (the original when nothing changed)
+    diff: str = ""
+    # Standard input only: what ``fix -`` prints, in the input's own encoding, BOM and newlines
+    # (the input's very bytes when nothing changed or it could not be read).
+    output: bytes | None = None
+
+
+def check_file(
+    path: str,
+    settings: Settings,
+    run: RunOptions,
+    source: Source | None = None,
+    cache: Path | None = None,
+) -> FileResult:
+    # Imported here: a run answered from the cache never loads the analysis.
+    result = FileResult(path, unsafe_fixes=settings.unsafe_fixes)
+    try:
+        source = source or read_source(path)
+        store = FindingsCache(cache) if cache is not None else None
+        key = store.key(source.raw, settings, run) if store is not None else ""
+        cached = store.get(key) if store is not None else None
+        if cached is not None:
+            result.findings = cached
+            return result
+        from ..engine import SourceSyntaxError, check_source
+
+        try:
+            result.findings = check_source(
+                source.text, settings, with_edits=run.with_edits, lazy=run.lazy
+            )
+        except SourceSyntaxError as error:
+            result.syntax_error = (error.message, error.line, error.column)
+            return result
+        if store is not None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
+            store.put(key, result.findings)
+    except SourceError as error:
+        result.error = str(error)
+    return result
+
+
+def fix_file(
+    path: str,
+    settings: Settings,
+    run: RunOptions,
+    source: Source | None = None,
+    write: bool = True,
+) -> FileResult:
+    """Fix one file, or only compute its diff (``write=False``). A ``source`` handed in (an
+    editor's buffer on stdin) is never written: ``path`` then only names it for messages and
+    configuration, as in ruff and flake8."""
+    from ..engine import SourceSyntaxError, fix_source
+
+    result = FileResult(path)
+    from_stdin = source is not None
+    with_diff = not write
+    write = write and not from_stdin
+    try:
+        source = source or read_source(path)
+        result.text = source.text
+        if from_stdin:
+            result.output = source.raw
+        try:
+            outcome = fix_source(source.text, settings, lazy=run.lazy)
+        except SourceSyntaxError as error:
+            result.syntax_error = (error.message, error.line, error.column)
+            return result
+        result.findings, result.fixed = outcome.remaining, len(outcome.fixed)
+        result.fixed_findings = outcome.fixed
+        result.text = outcome.source
+        if outcome.source != source.text:
+            result.new_text = outcome.source
+            if from_stdin:
+                result.output = source.encode(outcome.source)
+            if with_diff:
+                result.diff = unified_diff(
+                    python_lines(source.text),
+                    python_lines(outcome.source),
+                    [(first, last, len(python_lines(new))) for first, last, new in outcome.changes],
+                    fromfile=_diff_name("a", path),
+                    tofile=_diff_name("b", path),
+                )
+            if write:
+                write_source(source, outcome.source)
+    except SourceError as error:
+        result.error = str(error)
+        result.fixed = 0
+    return result
+
+
+def _diff_name(side: str, path: str) -> str:
+    return path if os.path.isabs(path) else f"{side}/{path}"
+
+
+Work = Callable[..., FileResult]  # check_file or fix_file
+
+
+def _worker_ignores_interrupts() -> None:
+    # The parent answers Ctrl-C and stops the workers; they must not print tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _apply(job: tuple[Work, str, Settings, RunOptions, dict[str, Any]]) -> FileResult:
+    work, path, settings, run, kwargs = job
+    return work(path, settings, run, **kwargs)
+
+
+def run_all(
+    work: Work,
+    files: list[tuple[str, Settings]],
+    run: RunOptions,
+    jobs: int,
+    **kwargs: Any,
+) -> list[FileResult]:
+    """``work`` on each file, in ``jobs`` processes; the results in the files' order."""
+    if jobs <= 1 or len(files) <= 2:
+        return [work(path, settings, run, **kwargs) for path, settings in files]
+    pool = multiprocessing.Pool(min(jobs, len(files)), initializer=_worker_ignores_interrupts)
+    try:
+        results = pool.map(_apply, [(work, path, s, run, kwargs) for path, s in files], chunksize=1)
+    except BaseException:
+        pool.terminate()  # Ctrl-C: stop at once, not after the running files
+        raise
+    pool.close()
+    pool.join()
+    return results
