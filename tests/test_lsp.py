@@ -209,8 +209,10 @@ def test_quick_changes_are_analysed_once(tmp_path: Path) -> None:
         await close(client)
         return seen
 
-    seen = asyncio.run(run_session())
-    assert [p.version for p in seen] == [11]
+    versions = [p.version for p in asyncio.run(run_session())]
+    # Ten changes in a burst are analysed once, for the last one; a busy machine may slow the
+    # client enough to split the burst, never enough to analyse each change.
+    assert versions[-1] == 11 and len(versions) <= 3
 
 
 def test_initialize_imports_the_rewrite_in_the_background() -> None:
