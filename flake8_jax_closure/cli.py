@@ -25,7 +25,15 @@ from .config import ConfigCache, ConfigError, Overrides, check_selectors, per_fi
 from .diagnostics import Finding
 from .diffs import python_lines, unified_diff
 from .files import Source, SourceError, decode, read_source, write_source
-from .formats import FORMATS, FileReport, render, statistics, summary
+from .formats import (
+    FORMATS,
+    FileReport,
+    render,
+    render_verify_json,
+    render_verify_text,
+    statistics,
+    summary,
+)
 from .rules import ANALYSIS_FAILED
 from .selection import Selected, select_files
 from .settings import Settings
@@ -288,7 +296,7 @@ def main(
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["guard"]:
-        from .guard.runner import main as guard
+        from .runtime.guard.runner import main as guard
 
         return guard(argv[1:], stdout, stderr)
     args = build_parser().parse_args(argv)
@@ -662,14 +670,9 @@ def _rule(code: str | None, stdout: TextIO, stderr: TextIO, *, every: bool = Fal
 
 
 def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .verify import (
-        VerifyError,
-        VerifyOptions,
-        jax_available,
-        render_json,
-        render_text,
-        verify_file,
-    )
+    from .runtime.verify.programs import jax_available
+    from .runtime.verify.report import VerifyError, VerifyOptions
+    from .runtime.verify.verifier import verify_file
 
     pytest_args: tuple[str, ...] | None = None
     if args.runner:
@@ -708,7 +711,9 @@ def _verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except SourceError as error:
         print(f"{args.file}: {error}", file=stderr)
         return EXIT_ERROR
-    stdout.write(render_json(report) if args.format == "json" else render_text(report))
+    stdout.write(
+        render_verify_json(report) if args.format == "json" else render_verify_text(report)
+    )
     return EXIT_CLEAN if report.success else EXIT_FINDINGS
 
 

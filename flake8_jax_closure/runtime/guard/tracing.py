@@ -5,7 +5,8 @@ notes every frame of user code the trace enters (the compiled function, the help
 the bodies it hands to ``lax.scan``, ``fori_loop``, ``tree_map`` or ``vmap``, methods and
 properties of objects it uses) and the lines each frame ran. When the trace ends, the paths the
 bytecode of each frame reads on those lines (see ``bytecode``) are resolved against the frame's
-globals, its closure cells and its arguments, and become :class:`~.reads.Read` entries.
+globals, its closure cells and its arguments (see ``resolve``), and become
+:class:`~.reads.Read` entries.
 
 Why a trace function: it sees exactly the functions that ran during this trace, nothing that
 merely could run, and it costs nothing outside traces. Library frames get no line events, so
@@ -15,31 +16,16 @@ tracing stays within a small factor of its normal cost (see the benchmark). An a
 
 from __future__ import annotations
 
-import gc
-import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from types import CellType, CodeType, FrameType, FunctionType, MethodType, ModuleType
+from collections.abc import Callable
+from types import CodeType, FrameType, FunctionType
 from typing import Any
 
-from .bytecode import ATTR, FREE, GLOBAL, ITEM, LOCAL, PathRead, Step, argument_names, code_reads
-from .library import is_library_module, is_user_code
-from .reads import (
-    MISSING,
-    ArgumentRoot,
-    CellRoot,
-    GlobalRoot,
-    ObjectRoot,
-    Read,
-    Root,
-)
-from .values import (
-    fingerprint_function,
-    is_jax_array,
-    is_numpy_array,
-    is_tracer,
-)
+from .bytecode import argument_names
+from .library import is_user_code
+from .reads import MISSING, Read
+from .resolve import class_attribute, resolve_reads
 
 TraceFunction = Callable[[FrameType, str, Any], Any]
 
@@ -168,345 +154,11 @@ class Session:
     def reads(self) -> list[Read]:
         """Every value the trace read from outside its arguments, resolved now."""
         try:
-            return _Resolver(self).reads()
+            return resolve_reads(self)
         finally:
             for visit in self.visits:
                 visit.frame = None  # frames hold tracers: let them go
             self.by_frame.clear()
-
-
-def _contains_tracers(value: Any) -> bool:
-    if is_tracer(value):
-        return True
-    import jax
-
-    try:
-        leaves = jax.tree_util.tree_leaves(value)
-    except Exception:  # noqa: BLE001 - an object JAX cannot flatten holds no traced leaves
-        leaves = []
-    if any(is_tracer(leaf) for leaf in leaves):
-        return True
-    attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and not isinstance(value, (type, ModuleType)):
-        return any(is_tracer(v) for v in attributes.values())
-    return False
-
-
-def _is_method_of(value: Any) -> bool:
-    return isinstance(value, MethodType) or (
-        type(value).__name__ in ("builtin_function_or_method", "method-wrapper")
-        and not isinstance(getattr(value, "__self__", None), (ModuleType, type(None)))
-    )
-
-
-def _class_attribute(owner: type, name: str) -> Any:
-    for klass in owner.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return MISSING
-
-
-def _plain_instance_attribute(value: Any, name: str) -> bool:
-    """``value.name`` is data stored on the instance or its class, not computed by a property,
-    ``__getattr__`` or a custom ``__getattribute__``."""
-    owner = type(value)
-    if getattr(owner, "__getattribute__", None) is not object.__getattribute__:
-        return False
-    found = _class_attribute(owner, name)
-    instance = getattr(value, "__dict__", None)
-    in_instance = isinstance(instance, dict) and name in instance
-    if found is MISSING:
-        return in_instance
-    descriptor = type(found)
-    if descriptor.__name__ == "member_descriptor":
-        return True  # __slots__
-    if hasattr(descriptor, "__get__"):
-        if hasattr(descriptor, "__set__") or hasattr(descriptor, "__delete__"):
-            return False  # a property: the getter's own frame holds its reads
-        return in_instance  # a method, unless the instance shadows it
-    return True
-
-
-class _Followed:
-    __slots__ = ("steps", "leaf", "kind")
-
-    def __init__(self, steps: tuple[Step, ...], leaf: Any, kind: str) -> None:
-        self.steps, self.leaf, self.kind = steps, leaf, kind
-
-
-def _follow(root: Any, steps: tuple[Step, ...]) -> _Followed | None:
-    """Follow ``steps`` as far as a cheap, side-effect-free test can follow them again on each
-    call; None when the path is no capture (a library module, a tracer, a method call on an
-    object whose method the trace watched)."""
-    value, kept, kind = root, [], ""
-    for step in steps:
-        step_kind, key = step
-        if is_tracer(value):
-            return None
-        if isinstance(value, ModuleType):
-            if is_library_module(value) or step_kind != ATTR:
-                return None
-            following = value.__dict__.get(key, MISSING)
-            kind = "module attribute"
-        elif isinstance(value, type):
-            if step_kind != ATTR:
-                break
-            try:
-                following = getattr(value, key)
-            except Exception:  # noqa: BLE001 - an attribute the trace could not have read
-                return None
-            if _is_method_of(following):
-                return None  # a classmethod call
-            kind = "class attribute"
-        elif type(value) is dict:
-            if step_kind != ITEM:
-                break
-            following = value.get(key, MISSING)
-            kind = "item"
-        elif type(value) in (list, tuple):
-            if step_kind != ITEM or not isinstance(key, int):
-                break
-            try:
-                following = value[key]
-            except IndexError:
-                return None
-            kind = "item"
-        elif is_numpy_array(value) or is_jax_array(value):
-            break
-        elif step_kind == ATTR and _plain_instance_attribute(value, key):
-            following = getattr(value, key, MISSING)
-            kind = "attribute"
-        else:
-            return None
-        if following is MISSING:
-            return None
-        value = following
-        kept.append(step)
-    # ``weights.dot(x)``, ``CONFIG.get("k")``: the object whose method is called is read.
-    if is_tracer(value) or isinstance(value, ModuleType) or _is_method_of(value):
-        return None
-    return _Followed(tuple(kept), value, kind)
-
-
-def _unwrap_functions(value: Any) -> Iterator[FunctionType]:
-    for _ in range(8):
-        if isinstance(value, FunctionType):
-            yield value
-            return
-        inner = getattr(value, "func", None) or getattr(value, "__func__", None)
-        inner = inner or getattr(value, "__wrapped__", None)
-        if inner is None or inner is value:
-            return
-        value = inner
-
-
-def _lexically_inside(inner: CodeType, outer: CodeType) -> bool:
-    inner_name = getattr(inner, "co_qualname", None)
-    outer_name = getattr(outer, "co_qualname", None)
-    if inner_name is None or outer_name is None:  # Python 3.10
-        return inner in outer.co_consts
-    return str(inner_name).startswith(f"{outer_name}.<locals>.")
-
-
-def _where(code: CodeType, line: int | None) -> str:
-    filename = code.co_filename
-    try:
-        relative = os.path.relpath(filename)
-        if not relative.startswith(".."):
-            filename = relative
-    except ValueError:  # another drive
-        pass
-    return f"{filename}:{line if line is not None else code.co_firstlineno}"
-
-
-def _rule(root_kind: str, root: str, steps: tuple[Step, ...], kind: str) -> tuple[str, str]:
-    """The rule code the linter gives such a read, and a word for what the value is."""
-    if not steps:
-        if root_kind == GLOBAL:
-            return "JC102", "global"
-        return "JC101", "closure variable"
-    if root == "self":
-        return "JC104", "attribute of self" if kind == "attribute" else kind
-    return "JC103", kind or "attribute"
-
-
-class _Resolver:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self._functions: dict[CodeType, list[FunctionType]] | None = None
-        self._searched: set[CodeType] = set()
-
-    def reads(self) -> list[Read]:
-        found: dict[tuple[Any, ...], Read] = {}
-        top_seen = False
-        for visit in self.session.visits:
-            top = (
-                not top_seen
-                and visit.code is self.session.top_code
-                and self.session.arguments_are_roots
-            )
-            top_seen = top_seen or top
-            for path in code_reads(visit.code).reads:
-                if path.line is not None and path.line not in visit.lines:
-                    continue
-                resolved = self._root(visit, path, top)
-                if resolved is None:
-                    continue
-                root, key, value = resolved
-                followed = _follow(value, path.steps)
-                if followed is None:
-                    continue
-                identity = (key, followed.steps)
-                if identity in found:
-                    continue
-                code, kind = _rule(path.root_kind, path.root, followed.steps, followed.kind)
-                leaf = followed.leaf
-                fingerprint = fingerprint_function(leaf)
-                found[identity] = Read(
-                    root,
-                    followed.steps,
-                    code,
-                    kind,
-                    _where(visit.code, path.line),
-                    leaf,
-                    fingerprint,
-                    fingerprint(leaf) if fingerprint is not None else None,
-                )
-        return list(found.values()) + self.session.nested
-
-    def _root(
-        self, visit: Visit, path: PathRead, top: bool
-    ) -> tuple[Root, tuple[Any, ...], Any] | None:
-        name = path.root
-        if path.root_kind == GLOBAL:
-            namespace = visit.namespace
-            if name not in namespace:
-                return None  # a builtin
-            value = namespace[name]
-            if isinstance(value, ModuleType) and (is_library_module(value) or not path.steps):
-                return None
-            return GlobalRoot(namespace, name), ("global", id(namespace), name), value
-        if path.root_kind == FREE:
-            cell = self._cell(visit, name)
-            if cell is None:
-                return None
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                return None
-            return CellRoot(cell, name), ("cell", id(cell)), value
-        if path.root_kind == LOCAL:
-            # ``self.helper(x)``: the method's own frame says what it reads.
-            if not path.steps or name not in visit.args:
-                return None
-            value = visit.args[name]
-            if _contains_tracers(value) or is_numpy_array(value) or is_jax_array(value):
-                return None
-            if top:
-                position, default = self._parameter(visit.code, name)
-                return ArgumentRoot(name, position, default), ("argument", name), value
-            return ObjectRoot(value, name), ("object", id(value)), value
-        return None
-
-    def _parameter(self, code: CodeType, name: str) -> tuple[int | None, Any]:
-        index = code.co_varnames.index(name)
-        position = index if index < code.co_argcount else None
-        default = MISSING
-        function = self.session.top
-        if isinstance(function, FunctionType):
-            if position is not None and function.__defaults__:
-                first_default = code.co_argcount - len(function.__defaults__)
-                if position >= first_default:
-                    default = function.__defaults__[position - first_default]
-            elif position is None and function.__kwdefaults__:
-                default = function.__kwdefaults__.get(name, MISSING)
-        return position, default
-
-    # -- closure cells ----------------------------------------------------------------------
-
-    def _parent(self, visit: Visit) -> Visit | None:
-        frame = visit.frame.f_back if visit.frame is not None else None
-        while frame is not None:
-            found = self.session.by_frame.get(frame)
-            if found is not None:
-                return found
-            frame = frame.f_back
-        return None
-
-    def _cell(self, visit: Visit, name: str) -> CellType | None:
-        parent = self._parent(visit)
-        while parent is not None:
-            # A variable of a function the trace ran is the trace's own value.
-            if name in parent.code.co_cellvars and _lexically_inside(visit.code, parent.code):
-                return None
-            parent = self._parent(parent)
-        function = self._function_of(visit)
-        if function is not None and function.__closure__:
-            return function.__closure__[visit.code.co_freevars.index(name)]
-        parent = self._parent(visit)
-        if parent is not None and name in parent.code.co_freevars:
-            return self._cell(parent, name)  # a comprehension's or inner function's
-        return None
-
-    def _matches(self, function: FunctionType, visit: Visit) -> bool:
-        if function.__code__ is not visit.code:
-            return False
-        for name, cell in zip(visit.code.co_freevars, function.__closure__ or (), strict=False):
-            seen = visit.free.get(name, MISSING)
-            if seen is MISSING:
-                continue
-            try:
-                if cell.cell_contents is not seen:
-                    return False
-            except ValueError:
-                return False
-        return True
-
-    def _function_of(self, visit: Visit) -> FunctionType | None:
-        functions = self._candidates()
-        for function in functions.get(visit.code, ()):
-            if self._matches(function, visit):
-                return function
-        if visit.code not in self._searched:
-            # Not reachable from what the trace touched: ask the collector (slow, rare).
-            self._searched.add(visit.code)
-            for referrer in gc.get_referrers(visit.code):
-                if isinstance(referrer, FunctionType) and referrer.__code__ is visit.code:
-                    functions.setdefault(visit.code, []).append(referrer)
-            for function in functions.get(visit.code, ()):
-                if self._matches(function, visit):
-                    return function
-        return None
-
-    def _candidates(self) -> dict[CodeType, list[FunctionType]]:
-        if self._functions is not None:
-            return self._functions
-        functions: dict[CodeType, list[FunctionType]] = {}
-
-        def add(value: Any) -> None:
-            for function in _unwrap_functions(value):
-                known = functions.setdefault(function.__code__, [])
-                if not any(f is function for f in known):
-                    known.append(function)
-                    for cell in function.__closure__ or ():
-                        try:
-                            add(cell.cell_contents)
-                        except ValueError:
-                            pass
-
-        add(self.session.top)
-        for visit in self.session.visits:
-            for value in visit.args.values():
-                add(value)
-            for value in visit.free.values():
-                add(value)
-            if visit.frame is not None:
-                for value in visit.frame.f_locals.values():
-                    add(value)
-            for name in visit.code.co_names:
-                add(visit.namespace.get(name))
-        self._functions = functions
-        return functions
 
 
 def main_code(function: Any) -> CodeType | None:
@@ -521,7 +173,7 @@ def main_code(function: Any) -> CodeType | None:
         if inner is None:
             inner = getattr(function, "__func__", None)  # a bound method
         if inner is None:
-            call = _class_attribute(type(function), "__call__")
+            call = class_attribute(type(function), "__call__")
             return call.__code__ if isinstance(call, FunctionType) else None
         function = inner
     return None
