@@ -1,4 +1,5 @@
-"""Findings as text, JSON, GitHub workflow commands and SARIF 2.1.0."""
+"""Findings as text, JSON, GitHub workflow commands and SARIF 2.1.0; verify's report as text
+and JSON."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from . import __version__
 from .diagnostics import Applicability, Finding
 from .rules import ANALYSIS_FAILED, NAMES, RULES
+from .runtime.verify.report import RunOutcome, Verdict, VerifyReport
 
 FORMATS = ("text", "json", "github", "sarif")
 INFORMATION_URI = "https://github.com/flake8-jax-closure/flake8-jax-closure"
@@ -277,3 +279,157 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
             }
         ]
     return result
+
+
+# -- verify's report ---------------------------------------------------------------------------
+
+
+def _verify_outputs(record: dict[str, Any]) -> str:
+    """Each distinct compiled output, described, with the calls that returned it."""
+    digests: list[str | None] = record["output_digests"]
+    calls: dict[str, list[int]] = {}
+    for number, digest in enumerate(digests, start=1):
+        if digest is not None:
+            calls.setdefault(digest, []).append(number)
+    if not calls:
+        return "compiled outputs: none comparable"
+    described = []
+    for digest, numbers in calls.items():
+        description = record["descriptions"].get(digest)
+        if description is None:
+            continue
+        described.append(f"{description} (calls {_call_numbers(numbers)})")
+    kept = f" of the first {len(digests)}" if record["calls"] > len(digests) else ""
+    count = f"{len(calls)} distinct in {len(digests)} calls{kept}"
+    more = "; ..." if len(described) < len(calls) else ""
+    return f"compiled outputs, {count}: " + "; ".join(described) + more
+
+
+def _call_numbers(numbers: list[int]) -> str:
+    """``1-3, 5``: the calls that returned one output."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    parts = [str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs]
+    shown = ", ".join(parts[:6])
+    return shown + (", ..." if len(parts) > 6 else "")
+
+
+def _verify_run_lines(label: str, record: dict[str, Any] | None) -> list[str]:
+    if not record or not record["calls"]:
+        nested = record.get("nested_calls", 0) if record else 0
+        if nested:
+            return [
+                f"  {label}: called only inside other compiled calls ({nested} times), which "
+                "are the ones compared"
+            ]
+        return [f"  {label}: never called"]
+    return [f"  {label}: {_verify_run_detail(record)}", f"    {_verify_outputs(record)}"]
+
+
+def _verify_run_detail(record: dict[str, Any]) -> str:
+    divergent = record["divergent_calls"]
+    if record.get("failed_calls"):
+        detail = f"the compiled call raised in {record['failed_calls']} of {record['calls']} calls"
+    elif divergent:
+        detail = (
+            f"compiled differs from eager in {len(divergent)} of {record['calls']} calls "
+            f"(first at call {divergent[0]}, "
+            f"largest difference {float(record['largest_difference']):.6g})"
+        )
+    else:
+        detail = f"compiled equals eager in all {record['calls']} calls"
+    return detail
+
+
+def render_verify_text(report: VerifyReport) -> str:
+    # Imported here, not with this module: rendering findings needs nothing of the guard.
+    from .runtime.guard.errors import kind_phrase
+
+    device = report.platform or "unknown device"
+    if report.platform and report.device_kind.lower() not in ("", report.platform.lower()):
+        device = f"{report.platform}: {report.device_kind}"  # ``gpu: NVIDIA H200``; ``cpu``
+    lines = [f"verify {report.path} on {device}"]
+    for run, label in ((report.original, "original"), (report.fixed, "fixed")):
+        if run is not None and run.status != "ok":
+            lines.append(f"{label} program {run.status}: {run.error}")
+    for item in report.findings:
+        f = item.finding
+        lines.append(
+            f"{report.path}:{f.line}:{f.column + 1}: {f.code} '{f.function}' reads '{f.name}': "
+            f"{item.verdict.value}"
+        )
+        if item.verdict is Verdict.NO_FIX:
+            reason = f.no_fix_reason or (
+                f"the fix is {f.fix.applicability.value}" if f.fix else "no fix"
+            )
+            lines.append(f"  no fix applied: {reason}")
+        lines.extend(_verify_run_lines("original", item.original))
+        if item.verdict is not Verdict.NO_FIX:
+            lines.extend(_verify_run_lines("fixed", item.fixed))
+            if item.fixed_output_changed is not None:
+                followed = (
+                    "changed between calls"
+                    if item.fixed_output_changed
+                    else "did not change between calls"
+                )
+                lines.append(f"  fixed compiled output {followed}")
+    if not report.findings:
+        lines.append("no findings to verify")
+    for event in report.unexplained:
+        where = event["where"]
+        if event.get("line") is not None:
+            where = f"{report.path}:{event['line']}"
+        lines.append(
+            f"{report.path}:{event['first_line']}: guard: compiled '{event['function']}' "
+            f"reused a trace that read {event['value']} ({kind_phrase(event['kind'])}, at "
+            f"{where}), which had changed: {event['summary']} ({event['code']}; no finding "
+            "names it)"
+        )
+    if report.hint is not None and report.findings:
+        lines.append(f"hint: {report.hint}")
+    if report.written:
+        lines.append(f"wrote the fixed program to {report.path}")
+    return "\n".join(lines) + "\n"
+
+
+def render_verify_json(report: VerifyReport) -> str:
+    def run(outcome: RunOutcome | None) -> dict[str, Any] | None:
+        if outcome is None:
+            return None
+        return {
+            "status": outcome.status,
+            "error": outcome.error,
+            "output_tail": outcome.output_tail,
+        }
+
+    data = {
+        "path": report.path,
+        "platform": report.platform,
+        "device_kind": report.device_kind,
+        "original_run": run(report.original),
+        "fixed_run": run(report.fixed),
+        "written": report.written,
+        "success": report.success,
+        "hint": report.hint,
+        "guard": report.unexplained,
+        "findings": [
+            {
+                "code": item.finding.code,
+                "line": item.finding.line,
+                "column": item.finding.column + 1,
+                "function": item.finding.function,
+                "name": item.finding.name,
+                "verdict": item.verdict.value,
+                "fix": item.finding.fix.applicability.value if item.finding.fix else None,
+                "original": item.original,
+                "fixed": item.fixed,
+                "fixed_output_changed": item.fixed_output_changed,
+            }
+            for item in report.findings
+        ],
+    }
+    return json.dumps(data, indent=2) + "\n"

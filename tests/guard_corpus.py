@@ -37,7 +37,7 @@ def _differ(compiled: Any, eager: Any) -> bool:
     import jax
     import numpy as np
 
-    from flake8_jax_closure.instrument import difference_between
+    from flake8_jax_closure.runtime.instrument import difference_between
 
     if difference_between(compiled, eager) > 0:
         return True
@@ -55,7 +55,7 @@ def _differ(compiled: Any, eager: Any) -> bool:
 def _unguarded(guarded: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """What JAX alone returns for the call (compiled functions it calls return stale results
     too, as they would without the guard)."""
-    from flake8_jax_closure.guard.guarded import SETTINGS
+    from flake8_jax_closure.runtime.guard.state import SETTINGS
 
     mode, SETTINGS.mode = SETTINGS.mode, "warn"
     try:
@@ -82,8 +82,8 @@ class _CallJudge:
         import jax
 
         from flake8_jax_closure.guard import StaleCaptureError
-        from flake8_jax_closure.guard.guarded import GuardedFunction
-        from flake8_jax_closure.instrument import _FreshTraces
+        from flake8_jax_closure.runtime.guard.guarded import GuardedFunction
+        from flake8_jax_closure.runtime.instrument import _FreshTraces
 
         real_call = GuardedFunction.__call__
         judge = self

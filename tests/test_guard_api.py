@@ -22,7 +22,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from flake8_jax_closure import guard  # noqa: E402
 from flake8_jax_closure.guard import StaleCaptureError, StaleCaptureWarning  # noqa: E402
-from flake8_jax_closure.guard.guarded import GuardedFunction  # noqa: E402
+from flake8_jax_closure.runtime.guard.guarded import GuardedFunction  # noqa: E402
 
 X = jnp.arange(3.0)
 RATE = 1.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 from types import CodeType
 from typing import Any
 
-from flake8_jax_closure.guard.bytecode import code_reads
-from flake8_jax_closure.guard.library import is_library_file, is_user_code
+from flake8_jax_closure.runtime.guard.bytecode import code_reads
+from flake8_jax_closure.runtime.guard.library import is_library_file, is_user_code
 
 CONFIG: dict[str, Any] = {}
 np: Any = None

@@ -287,7 +287,7 @@ def test_ipython_extension_installs_and_switches_modes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from flake8_jax_closure import guard as guard_package
-    from flake8_jax_closure.guard.guarded import SETTINGS
+    from flake8_jax_closure.runtime.guard.state import SETTINGS
 
     shell = FakeShell()
     guard_package.load_ipython_extension(shell)

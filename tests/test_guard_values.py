@@ -278,7 +278,7 @@ def test_numpy_array_changed_in_place() -> None:
 
 
 def test_large_numpy_array_is_sampled_not_copied() -> None:
-    from flake8_jax_closure.guard.values import FULL_BYTES, SAMPLE
+    from flake8_jax_closure.runtime.guard.values import FULL_BYTES, SAMPLE
 
     table = np.ones(1 << 20, dtype=np.float32)  # 4 MiB
 

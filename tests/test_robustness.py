@@ -47,7 +47,7 @@ def assert_sound(source: str) -> None:
 
 
 def _assert_edits_stay_in_compiled_code(source: str, fixed: str, findings: list) -> None:
-    from flake8_jax_closure.verify import compiled_spans
+    from flake8_jax_closure.runtime.verify.analysis import compiled_spans
 
     spans = compiled_spans(source, EVERYTHING)
     compile_lines = {

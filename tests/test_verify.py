@@ -346,7 +346,7 @@ def test_jc104_fixes_are_confirmed(fixture: str) -> None:
 
 
 def test_gpu_platform_means_cuda_for_jax() -> None:
-    from flake8_jax_closure.verify import jax_platforms
+    from flake8_jax_closure.runtime.verify.programs import jax_platforms
 
     assert [jax_platforms(p) for p in ("gpu", "cpu", "rocm", "tpu")] == [
         "cuda",

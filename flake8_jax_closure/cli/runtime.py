@@ -17,20 +17,16 @@ from .output import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 def guard(argv: Sequence[str], stdout: TextIO, stderr: TextIO) -> int:
     """The guard parses its own arguments: its options stop at the program, as python's do."""
-    from ..guard.runner import main as run_guarded
+    from ..runtime.guard.runner import main as run_guarded
 
     return run_guarded(argv, stdout, stderr)
 
 
 def verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from ..verify import (
-        VerifyError,
-        VerifyOptions,
-        jax_available,
-        render_json,
-        render_text,
-        verify_file,
-    )
+    from ..formats import render_verify_json, render_verify_text
+    from ..runtime.verify.programs import jax_available
+    from ..runtime.verify.report import VerifyError, VerifyOptions
+    from ..runtime.verify.verifier import verify_file
 
     pytest_args: tuple[str, ...] | None = None
     if args.runner:
@@ -69,5 +65,7 @@ def verify(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except SourceError as error:
         print(f"{args.file}: {error}", file=stderr)
         return EXIT_ERROR
-    stdout.write(render_json(report) if args.format == "json" else render_text(report))
+    stdout.write(
+        render_verify_json(report) if args.format == "json" else render_verify_text(report)
+    )
     return EXIT_CLEAN if report.success else EXIT_FINDINGS

@@ -1,8 +1,8 @@
 """The verifier's child process: run one program with instrumented compile transforms.
 
-Usage: ``python -m flake8_jax_closure.verify_child SPEC.json``. The spec names the program file,
-the entry point, the compile transforms and where to write the JSON report. The report is written
-even when the program fails; a program that hangs is killed by the parent.
+Usage: ``python -m flake8_jax_closure.runtime.verify.child SPEC.json``. The spec names the
+program file, the entry point, the compile transforms and where to write the JSON report. The
+report is written even when the program fails; a program that hangs is killed by the parent.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _call_entry(entry: str, program: str) -> None:
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     report: dict[str, Any] = {"status": "ok", "error": None, "functions": []}
     try:
-        from . import instrument
+        from .. import instrument
     except ImportError as error:  # pragma: no cover - the package is importable by construction
         return {**report, "status": "error", "error": str(error)}
     program = os.path.realpath(spec["program"])
@@ -129,8 +129,8 @@ def _install_guard() -> list[Any]:
     """The runtime guard, recording: it names the value behind a stale call, also where the
     linter has no finding. Instrumentation goes on top of it."""
     try:
-        from .guard.guarded import SETTINGS
-        from .guard.install import install
+        from ..guard.install import install
+        from ..guard.state import SETTINGS
 
         install("record")
     except Exception:  # noqa: BLE001 - verify works without the guard's names

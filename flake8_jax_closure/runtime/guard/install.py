@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from types import MethodType, ModuleType
 from typing import Any
 
-from .guarded import MODES, OFF, RECORD, SETTINGS, GuardedFunction
+from .guarded import GuardedFunction
 from .library import is_user_code
+from .state import MODES, OFF, RECORD, SETTINGS
 from .tracing import main_code
 
 # (module, attribute, kind): kind "jit" has JAX's cache signature; the others do not.

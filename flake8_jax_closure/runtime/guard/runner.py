@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from .errors import StaleCaptureError
-from .guarded import MODES
+from .state import MODES
 
 USAGE = (
     "usage: flake8-jax-closure guard [--mode {error,warn,retrace}] (SCRIPT | -m MODULE) [ARGS ...]"
@@ -128,7 +128,7 @@ def _print_traceback(error: BaseException, stderr: TextIO) -> None:
 
 
 def _summary(stderr: TextIO, after: int) -> None:
-    from .guarded import retrace_summary
+    from .state import retrace_summary
 
     for line in retrace_summary(after):
         print(f"flake8-jax-closure guard: {line}", file=stderr)
@@ -149,7 +149,7 @@ def run(invocation: Invocation, stderr: TextIO) -> int:
             file=stderr,
         )
         return 2
-    from .guarded import last_number
+    from .state import last_number
 
     before = last_number()
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None

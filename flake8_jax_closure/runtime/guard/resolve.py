@@ -1,30 +1,23 @@
-"""Watch a trace run and collect what it read from outside its arguments.
+"""Resolve what a trace read: the paths its frames read, found again as values.
 
-While JAX runs the Python function to trace it (and only then), a ``sys.settrace`` function
-notes every frame of user code the trace enters (the compiled function, the helpers it calls,
-the bodies it hands to ``lax.scan``, ``fori_loop``, ``tree_map`` or ``vmap``, methods and
-properties of objects it uses) and the lines each frame ran. When the trace ends, the paths the
-bytecode of each frame reads on those lines (see ``bytecode``) are resolved against the frame's
-globals, its closure cells and its arguments, and become :class:`~.reads.Read` entries.
-
-Why a trace function: it sees exactly the functions that ran during this trace, nothing that
-merely could run, and it costs nothing outside traces. Library frames get no line events, so
-tracing stays within a small factor of its normal cost (see the benchmark). An active tracer
-(a debugger, coverage) keeps running: it is chained, and restored when the trace ends.
+When a trace ends, the paths the bytecode of each frame it ran reads on the lines it ran (see
+``bytecode``) are resolved against the frame's globals, its closure cells and its arguments,
+and followed as far as a cheap, side-effect-free test can follow them again on each call. Each
+becomes a :class:`~.reads.Read`, with the rule code the linter gives such a read. Closure cells
+are found through the function objects the trace touched (the garbage collector is asked only
+when nothing it touched holds the function).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from types import CellType, CodeType, FrameType, FunctionType, MethodType, ModuleType
-from typing import Any
+from collections.abc import Iterator
+from types import CellType, CodeType, FunctionType, MethodType, ModuleType
+from typing import TYPE_CHECKING, Any
 
-from .bytecode import ATTR, FREE, GLOBAL, ITEM, LOCAL, PathRead, Step, argument_names, code_reads
-from .library import is_library_module, is_user_code
+from .bytecode import ATTR, FREE, GLOBAL, ITEM, LOCAL, PathRead, Step, code_reads
+from .library import is_library_module
 from .reads import (
     MISSING,
     ArgumentRoot,
@@ -41,138 +34,13 @@ from .values import (
     is_tracer,
 )
 
-TraceFunction = Callable[[FrameType, str, Any], Any]
-
-_USER: dict[CodeType, bool] = {}
-_local = threading.local()
-# Sessions open in any thread: a compiled call made while one is open may be part of a trace.
-ACTIVE = [0]
+if TYPE_CHECKING:
+    from .tracing import Session, Visit
 
 
-def _sessions() -> list[Session]:
-    stack: list[Session] | None = getattr(_local, "sessions", None)
-    if stack is None:
-        stack = _local.sessions = []
-    return stack
-
-
-def active_session() -> Session | None:
-    stack = getattr(_local, "sessions", None)
-    return stack[-1] if stack else None
-
-
-class Visit:
-    """One frame of user code that ran during the trace."""
-
-    __slots__ = ("code", "namespace", "args", "free", "frame", "lines")
-
-    def __init__(self, frame: FrameType) -> None:
-        code = frame.f_code
-        local_values = frame.f_locals
-        self.code = code
-        self.namespace = frame.f_globals
-        self.args = {n: local_values[n] for n in argument_names(code) if n in local_values}
-        self.free = {n: local_values.get(n, MISSING) for n in code.co_freevars}
-        self.frame: FrameType | None = frame
-        self.lines: set[int] = set()
-
-    def local_trace(self, frame: FrameType, event: str, arg: Any) -> TraceFunction:
-        if event == "line":
-            self.lines.add(frame.f_lineno)
-        return self.local_trace
-
-
-class _Both:
-    """Our local trace function and another tracer's, side by side."""
-
-    def __init__(self, mine: TraceFunction | None, theirs: TraceFunction | None) -> None:
-        self.mine, self.theirs = mine, theirs
-
-    def __call__(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if self.mine is not None:
-            self.mine = self.mine(frame, event, arg)
-        if self.theirs is not None:
-            self.theirs = self.theirs(frame, event, arg)
-        return self if self.mine is not None or self.theirs is not None else None
-
-
-def _classify(code: CodeType) -> bool:
-    user = _USER[code] = is_user_code(code)
-    return user
-
-
-def _global_trace(previous: TraceFunction | None) -> TraceFunction:
-    """The function ``sys.settrace`` gets while a trace runs. It is called for every frame
-    JAX's tracing machinery enters, so library frames leave it after one dictionary lookup."""
-    known = _USER.get
-    local = _local
-
-    def trace(frame: FrameType, event: str, arg: Any) -> Any:
-        code = frame.f_code
-        user = known(code)
-        if user is None:
-            user = _classify(code)
-        if not user:
-            return None
-        stack = local.sessions
-        return stack[-1].enter(frame) if stack else None
-
-    if previous is None:
-        return trace
-
-    def chained(frame: FrameType, event: str, arg: Any) -> Any:
-        theirs = previous(frame, event, arg)
-        mine = trace(frame, event, arg)
-        if mine is None or theirs is None:
-            return mine or theirs
-        return _Both(mine, theirs)
-
-    return chained
-
-
-class Session:
-    """The frames one trace ran, and the reads of nested compiled calls it used."""
-
-    def __init__(self, top: Any, top_code: CodeType | None, arguments_are_roots: bool) -> None:
-        self.top = top  # the callable JAX traces, unwrapped of our probe
-        self.top_code = top_code
-        self.arguments_are_roots = arguments_are_roots
-        self.visits: list[Visit] = []
-        self.by_frame: dict[FrameType, Visit] = {}
-        self.nested: list[Read] = []
-        self.previous: Any = None  # the tracer that was set when the trace began
-
-    def enter(self, frame: FrameType) -> TraceFunction:
-        visit = Visit(frame)
-        self.visits.append(visit)
-        self.by_frame[frame] = visit
-        return visit.local_trace
-
-    def __enter__(self) -> Session:
-        stack = _sessions()
-        if not stack:
-            self.previous = sys.gettrace()
-            sys.settrace(_global_trace(self.previous))
-        stack.append(self)
-        ACTIVE[0] += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        ACTIVE[0] -= 1
-        stack = _sessions()
-        stack.pop()
-        if not stack:
-            sys.settrace(self.previous)
-            self.previous = None
-
-    def reads(self) -> list[Read]:
-        """Every value the trace read from outside its arguments, resolved now."""
-        try:
-            return _Resolver(self).reads()
-        finally:
-            for visit in self.visits:
-                visit.frame = None  # frames hold tracers: let them go
-            self.by_frame.clear()
+def resolve_reads(session: Session) -> list[Read]:
+    """Every value the session's trace read from outside its arguments, resolved now."""
+    return _Resolver(session).reads()
 
 
 def _contains_tracers(value: Any) -> bool:
@@ -199,7 +67,7 @@ def _is_method_of(value: Any) -> bool:
     )
 
 
-def _class_attribute(owner: type, name: str) -> Any:
+def class_attribute(owner: type, name: str) -> Any:
     for klass in owner.__mro__:
         if name in klass.__dict__:
             return klass.__dict__[name]
@@ -212,7 +80,7 @@ def _plain_instance_attribute(value: Any, name: str) -> bool:
     owner = type(value)
     if getattr(owner, "__getattribute__", None) is not object.__getattribute__:
         return False
-    found = _class_attribute(owner, name)
+    found = class_attribute(owner, name)
     instance = getattr(value, "__dict__", None)
     in_instance = isinstance(instance, dict) and name in instance
     if found is MISSING:
@@ -308,7 +176,7 @@ def _lexically_inside(inner: CodeType, outer: CodeType) -> bool:
     return str(inner_name).startswith(f"{outer_name}.<locals>.")
 
 
-def _where(code: CodeType, line: int | None) -> str:
+def source_location(code: CodeType, line: int | None) -> str:
     filename = code.co_filename
     try:
         relative = os.path.relpath(filename)
@@ -367,7 +235,7 @@ class _Resolver:
                     followed.steps,
                     code,
                     kind,
-                    _where(visit.code, path.line),
+                    source_location(visit.code, path.line),
                     leaf,
                     fingerprint,
                     fingerprint(leaf) if fingerprint is not None else None,
@@ -507,21 +375,3 @@ class _Resolver:
                 add(visit.namespace.get(name))
         self._functions = functions
         return functions
-
-
-def main_code(function: Any) -> CodeType | None:
-    """The code object JAX ends up running for ``function``."""
-    for _ in range(16):
-        # Wrappers first: jax.grad(f), functools.wraps decorators are functions too.
-        inner = getattr(function, "__wrapped__", None)
-        if inner is None and isinstance(function, FunctionType):
-            return function.__code__
-        if inner is None:
-            inner = getattr(function, "func", None)  # functools.partial
-        if inner is None:
-            inner = getattr(function, "__func__", None)  # a bound method
-        if inner is None:
-            call = _class_attribute(type(function), "__call__")
-            return call.__code__ if isinstance(call, FunctionType) else None
-        function = inner
-    return None

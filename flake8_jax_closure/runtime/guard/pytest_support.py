@@ -33,7 +33,7 @@ class GuardPlugin:
             outcome.force_exception(pytest.fail.Exception(str(error), pytrace=False))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from .guarded import retrace_summary
+        from .state import retrace_summary
 
         lines = retrace_summary()
         if lines:

@@ -15,7 +15,8 @@ import sysconfig
 from types import CodeType, ModuleType
 
 GENERATED = "<flake8-jax-closure guard>"  # the file name of the guard's generated checks
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# flake8_jax_closure/, two folders up from runtime/guard/: the whole package is library code.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _library_prefixes() -> tuple[str, ...]:

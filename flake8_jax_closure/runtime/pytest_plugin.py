@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .analysis.names import COMPILE_FUNCTIONS
+from ..analysis.names import COMPILE_FUNCTIONS
 from .instrument import FunctionRecord, Recorder, install
 
 _RECORDER_KEY = pytest.StashKey[Recorder]()
@@ -75,9 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _captured_names(record: FunctionRecord) -> list[str]:
     """What the linter reports for the function, to say which capture went stale."""
-    from .engine import SourceSyntaxError, check_source
-    from .files import SourceError, read_source
-    from .settings import Settings
+    from ..engine import SourceSyntaxError, check_source
+    from ..files import SourceError, read_source
+    from ..settings import Settings
 
     try:
         findings = check_source(read_source(record.filename).text, Settings())

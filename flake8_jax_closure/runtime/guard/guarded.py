@@ -1,0 +1,234 @@
+"""Guarded compiled functions: JAX's own compiled object, behind a per-call check.
+
+JAX compiles the callable of the function's probe (see ``probes``), which records what each
+trace read. Each call of a :class:`GuardedFunction` runs the generated check of every trace
+recorded for it. When all pass (the common case), it calls JAX's object directly. When one
+fails, the call takes the careful path: the changed values are confirmed by value, JAX's cache
+signature of the call picks the trace JAX will reuse (for ``jax.jit``, see ``signatures``), and
+
+- ``error`` and ``warn`` make the call and then ask whether the probe ran during it. If it did,
+  JAX traced afresh (new shapes, new static arguments) with the current values: nothing is
+  stale. If it did not, the call reused a trace, and if that trace's values changed, the result
+  is stale: ``error`` raises :class:`~.errors.StaleCaptureError` instead of returning it,
+  ``warn`` warns once per function and value and returns it.
+- ``retrace`` decides before the call: when the trace the call would reuse is stale, it drops
+  all of the function's traces (a new probe, so a fresh cache) and lets the call trace again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from types import MethodType
+from typing import Any
+
+from .errors import StaleCaptureWarning, error_for, retrace_advice
+from .probes import PENDING, PROBES, Probe, eager, probe_for, probe_key, warn_at_user_code
+from .reads import Change, Read, Record
+from .signatures import EXACT, coarse_signature, jit_signature, same_signature
+from .state import MAX_EVENTS, OFF, RECORD, SETTINGS, StaleEvent
+from .tracing import ACTIVE, active_session
+
+MAX_RECORDS = 64  # traces remembered per function; JAX's own caches are bounded too
+
+
+class GuardedFunction:
+    """A compiled function (``jax.jit(f)``, ...) that checks, on each call, what its traces
+    read. Everything else is JAX's object: ``lower``, ``trace``, ``eval_shape``,
+    ``clear_cache``, ``_cache_size``, static and donated arguments, use as a method."""
+
+    def __init__(
+        self,
+        kind: str,
+        transform: Callable[..., Any],
+        function: Any,
+        transform_args: tuple[Any, ...],
+        transform_kwargs: dict[str, Any],
+    ) -> None:
+        self._kind = kind
+        self._transform = transform
+        self._function = function
+        self._transform_args = transform_args
+        self._transform_kwargs = transform_kwargs
+        self._probe = probe_for(kind, function)
+        self._statistics = self._probe.statistics
+        self._compiled = transform(self._probe.callable, *transform_args, **transform_kwargs)
+        functools.update_wrapper(self, function, updated=())
+        self.__wrapped__ = function
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        probe = self._probe
+        self._statistics.calls += 1
+        for record in probe.records:
+            if not record.check(args, kwargs):
+                return self._careful("__call__", args, kwargs)
+        if ACTIVE[0]:
+            return self._careful("__call__", args, kwargs)
+        traces = probe.traces
+        out = self._compiled(*args, **kwargs)
+        if probe.traces != traces:
+            self._tag(probe, traces, args, kwargs, None)
+        return out
+
+    def _invoke(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self._careful(method, args, kwargs)
+
+    def _careful(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if SETTINGS.mode == OFF or eager():
+            return getattr(self._compiled, method)(*args, **kwargs)
+        probe = self._probe
+        stale: dict[int, list[Change]] = {}
+        for record in probe.records:
+            if record.signature is not PENDING:
+                changes = record.changes(args, kwargs)
+                if changes:
+                    stale[record.number] = changes
+        outer = active_session()
+        signature = None
+        if stale or outer is not None:
+            signature = self._signature(args, kwargs)
+        matched = [r for r in probe.records if same_signature(r.signature, signature)]
+        candidates = matched or [r for r in probe.records if r.signature is not PENDING]
+        mode = SETTINGS.mode
+        if mode == "retrace" and any(r.number in stale for r in candidates):
+            stale_record = next(r for r in candidates if r.number in stale)
+            self._retrace(stale[stale_record.number])
+            probe, candidates, matched = self._probe, [], []
+        traces = probe.traces
+        out = getattr(self._compiled, method)(*args, **kwargs)
+        if probe.traces != traces:
+            self._tag(probe, traces, args, kwargs, signature)
+            return out
+        # The call reused a trace: the one its signature names, or one of the candidates. The
+        # guard fires only when every trace the call may have reused is stale.
+        reused = candidates
+        if reused and all(r.number in stale for r in reused) and mode != "retrace":
+            self._stale(reused[0], stale[reused[0].number])
+        if outer is not None:
+            for record in reused:
+                outer.nested.extend(read.bound(args, kwargs) for read in record.reads)
+        return out
+
+    def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        signature = None
+        if self._kind == "jit":
+            signature = jit_signature(self._compiled, args, kwargs)
+        return signature if signature is not None else coarse_signature(args, kwargs)
+
+    def _tag(
+        self,
+        probe: Probe,
+        traces: int,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        signature: Any,
+    ) -> None:
+        """Give the traces made during this call the call's signature, replacing older
+        traces of the same signature (JAX evicted or replaced them)."""
+        if signature is None:
+            signature = self._signature(args, kwargs)
+        new = [r for r in probe.records if r.signature is PENDING]
+        for record in new:
+            record.signature = signature
+        if signature is not None and signature[0] == EXACT:
+            probe.records[:] = [
+                r for r in probe.records if r in new or not same_signature(r.signature, signature)
+            ]
+        del probe.records[: max(0, len(probe.records) - MAX_RECORDS)]
+
+    def _stale(self, record: Record, changes: list[Change]) -> None:
+        self._statistics.stale_calls += 1
+        SETTINGS.keep(self._statistics)
+        label = self._statistics.label
+        if SETTINGS.mode == "error":
+            raise error_for(label, changes)
+        key = (id(self._statistics), changes[0].read.name)
+        with SETTINGS.lock:
+            first = key not in SETTINGS.warned
+            SETTINGS.warned.add(key)
+        if first and SETTINGS.mode == RECORD:
+            self._record_event(changes[0])
+        elif first:
+            warn_at_user_code(str(error_for(label, changes)), StaleCaptureWarning)
+        # Warned once: take the values as they are, so that later calls run at full speed.
+        for change in changes:
+            change.read.accept(change.now)
+        record.refresh()
+
+    def _record_event(self, change: Change) -> None:
+        code = self._probe.code
+        event = StaleEvent(
+            function=code.co_name if code is not None else self._statistics.label,
+            first_line=code.co_firstlineno if code is not None else 0,
+            filename=code.co_filename if code is not None else "",
+            value=change.read.name,
+            kind=change.read.kind,
+            where=change.read.where,
+            summary=change.summary(),
+            code=change.code,
+        )
+        with SETTINGS.lock:
+            if len(SETTINGS.events) < MAX_EVENTS:
+                SETTINGS.events.append(event)
+
+    def _retrace(self, changes: list[Change]) -> None:
+        statistics = self._statistics
+        statistics.retraces += 1
+        SETTINGS.keep(statistics)
+        for change in changes:
+            name = change.read.name
+            statistics.causes[name] += 1
+            count = statistics.causes[name]
+            if count >= 3 and 2 * count > statistics.calls and name not in statistics.advised:
+                statistics.advised.add(name)
+                warn_at_user_code(
+                    retrace_advice(statistics.label, name, change.code, count, statistics.calls),
+                    StaleCaptureWarning,
+                )
+        fresh = Probe(self._function, statistics)
+        PROBES[probe_key(self._kind, self._function)] = fresh
+        self._probe = fresh
+        self._compiled = self._transform(
+            fresh.callable, *self._transform_args, **self._transform_kwargs
+        )
+
+    # -- JAX's interface ------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_compiled", "_probe"):
+            raise AttributeError(name)
+        return getattr(self._compiled, name)
+
+    @property
+    def lower(self) -> Callable[..., Any]:
+        self._compiled.lower  # noqa: B018 - AttributeError where JAX's object has none
+        return functools.partial(self._invoke, "lower")
+
+    @property
+    def trace(self) -> Callable[..., Any]:
+        self._compiled.trace  # noqa: B018
+        return functools.partial(self._invoke, "trace")
+
+    @property
+    def eval_shape(self) -> Callable[..., Any]:
+        self._compiled.eval_shape  # noqa: B018
+        return functools.partial(self._invoke, "eval_shape")
+
+    def clear_cache(self) -> None:
+        self._compiled.clear_cache()
+        self._probe.records.clear()
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return repr(self._compiled)
+
+    @property
+    def reads(self) -> list[Read]:
+        """What the traces of this function read (for tests and for the curious)."""
+        return [read for record in self._probe.records for read in record.reads]
