@@ -1,22 +1,21 @@
 """What verify asks of the linter: the findings, the fix, and where each compiled function is.
 
-:func:`analyse` is the one place verify calls the analysis. It analyses the source several
-times (findings, fix, the compiled functions of the original and of the fixed program) and
-pairs each compiled function of the original with its counterpart in the fixed program by
-name, recovering the names the fix gives wrapped functions from their spelling.
+:func:`analyse` analyses the source once: its findings carry their fixes, and each fix names what
+it writes into the module (``_step_compiled``, ``_count_impl``). Those names pair a compiled
+function of the original with its counterpart in the fixed program; the compiled functions of
+each program are located by the compile-site finder alone.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...analysis.compiled import CompiledFunctionFinder
 from ...analysis.facts.queries import Facts
 from ...diagnostics import Finding
-from ...engine import FixResult, check_source, fix_source, parse_tree
+from ...engine import FixResult, analyse_source, fix_source, parse_tree, with_edits_of
 from ...settings import Settings
 
 
@@ -40,11 +39,22 @@ class AnalysedSource:
 
 def analyse(source: str, settings: Settings) -> AnalysedSource:
     """Raises :class:`~flake8_jax_closure.engine.SourceSyntaxError`."""
-    findings = check_source(source, settings)
-    outcome = fix_source(source, settings)
+    analysis = analyse_source(source, settings)
+    if analysis is None:
+        return AnalysedSource([], FixResult(source, [], []), [], {})
+    # With the edits, as ``check`` reports them: a fix whose rewrite fails is no fix.
+    findings = with_edits_of(analysis)
+    outcome = fix_source(source, settings, analysis=analysis)
     original_spans = compiled_spans(source, settings)
-    pairs = pair_spans(original_spans, compiled_spans(outcome.source, settings))
-    return AnalysedSource(findings, outcome, original_spans, pairs)
+    introduced: dict[int, list[str]] = {}
+    for finding in findings:
+        index = owning_function(finding, original_spans)
+        if index is not None and finding.fix is not None:
+            introduced.setdefault(index, []).extend(finding.fix.introduces)
+    fixed_spans = compiled_spans(outcome.source, settings)
+    return AnalysedSource(
+        findings, outcome, original_spans, pair_spans(original_spans, fixed_spans, introduced)
+    )
 
 
 def compiled_spans(source: str, settings: Settings) -> list[CompiledSpan]:
@@ -65,34 +75,25 @@ def compiled_spans(source: str, settings: Settings) -> list[CompiledSpan]:
     return sorted(spans.values(), key=lambda span: (span.start, span.first_line))
 
 
-# The fix renames a compiled function ``f`` to ``_f_compiled`` (``_f_compiled_2``, ...) or,
-# compiled by call, ``_f_impl``.
-_FIXED_NAME = re.compile(r"_(?P<name>.+)_(?:compiled|impl)(?:_\d+)?")
-
-
-def _original_name(fixed_name: str) -> str:
-    """The name a fixed function had: leading underscores aside, since ``_step`` may become
-    ``_step_impl``."""
-    match = _FIXED_NAME.fullmatch(fixed_name)
-    return (match.group("name") if match else fixed_name).strip("_")
-
-
 def pair_spans(
-    original: Sequence[CompiledSpan], fixed: Sequence[CompiledSpan]
+    original: Sequence[CompiledSpan],
+    fixed: Sequence[CompiledSpan],
+    introduced: dict[int, list[str]],
 ) -> dict[int, CompiledSpan]:
-    """Each original compiled function's counterpart in the fixed program: the k-th function
-    of a name pairs with the k-th fixed function of that name or its fixed name."""
-    by_name: dict[str, list[CompiledSpan]] = {}
-    for span in fixed:
-        by_name.setdefault(_original_name(span.name), []).append(span)
-    seen: dict[str, int] = {}
+    """Each original compiled function's counterpart in the fixed program: the first fixed
+    compiled function, in source order and not yet taken, named as its fix named it, or with
+    its own name when the fix kept it (or there was no fix)."""
+    taken: set[int] = set()
     pairs: dict[int, CompiledSpan] = {}
     for index, span in enumerate(original):
-        rank = seen.get(span.name, 0)
-        seen[span.name] = rank + 1
-        candidates = by_name.get(span.name.strip("_"), [])
-        if rank < len(candidates):
-            pairs[index] = candidates[rank]
+        for name in (*introduced.get(index, ()), span.name):
+            match = next(
+                (j for j, other in enumerate(fixed) if j not in taken and other.name == name), None
+            )
+            if match is not None:
+                taken.add(match)
+                pairs[index] = fixed[match]
+                break
     return pairs
 
 
@@ -108,12 +109,13 @@ def enclosing_function_line(source: str, line: int) -> int | None:
     return best[1] if best else None
 
 
-def renamed_function_line(source: str, name: str) -> int | None:
-    """The first line of the def the fix made of ``name`` (``_count_impl`` for ``count``)."""
+def introduced_function_line(source: str, finding: Finding) -> int | None:
+    """The first line of the def the finding's fix wrote (``_count_impl`` for a method compiled
+    as ``jax.jit(counter.count)``)."""
+    names = set(finding.fix.introduces) if finding.fix is not None else set()
     for node in ast.walk(parse_tree(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != name:
-            if _FIXED_NAME.fullmatch(node.name) and _original_name(node.name) == name.strip("_"):
-                return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+            return min([node.lineno, *(d.lineno for d in node.decorator_list)])
     return None
 
 

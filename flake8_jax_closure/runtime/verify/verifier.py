@@ -20,8 +20,8 @@ from .analysis import (
     CompiledSpan,
     analyse,
     enclosing_function_line,
+    introduced_function_line,
     owning_function,
-    renamed_function_line,
 )
 from .programs import run_program
 from .report import FindingReport, RunOutcome, Verdict, VerifyError, VerifyOptions, VerifyReport
@@ -71,7 +71,7 @@ def verify_file(path: str, settings: Settings, options: VerifyOptions) -> Verify
             fixed_record = fixed_run.functions.get(pairs[index].first_line)
         elif index is None and fixed_run is not None:
             # The fix compiles the method's ``_impl``: the function the fixed run saw.
-            fixed_line = renamed_function_line(outcome.source, finding.function)
+            fixed_line = introduced_function_line(outcome.source, finding)
             fixed_record = fixed_run.functions.get(fixed_line) if fixed_line else None
         applied = (finding.line, finding.name) in fixed_names
         report.findings.append(_judge(finding, applied, original_record, fixed_record, fixed_run))
