@@ -753,6 +753,58 @@ show(fast(x))
 """
 
 
+# A compiled function calling another: tracing ``outer`` traces ``inner`` inline (or reuses
+# ``inner``'s own cached trace for the same shapes), so what ``inner`` reads is baked into
+# ``outer``'s compiled code too.
+_NESTED_GLOBAL = """
+VALUE = 1.0
+
+
+def set_value(v):
+    global VALUE
+    VALUE = v
+
+
+@jax.jit
+def inner(x):
+    return x * VALUE
+
+
+@jax.jit
+def outer(x):
+    return inner(x) + 1.0
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_NESTED_CLOSURE = """
+def make():
+    scale = 1.0
+
+    @jax.jit
+    def inner(x):
+        return x * scale
+
+    @jax.jit
+    def outer(x):
+        return inner(x) + 1.0
+
+    def set_scale(v):
+        nonlocal scale
+        scale = v
+
+    return outer, set_scale
+
+
+# main
+outer, set_scale = make()
+x = jnp.arange(3.0)
+show(outer(x))
+"""
+
+
 def scenarios() -> Iterator[Program]:
     yield _scenario("lazy-init--fit-once", _LAZY + "show(est.predict(x))\n", False)
     yield _scenario(
@@ -841,6 +893,24 @@ def scenarios() -> Iterator[Program]:
         "other-object-method--decayed",
         _OPTIMIZER + "trainer.opt.decay()\nshow(trainer.update(x))\n",
         True,
+    )
+    yield _scenario(
+        "nested-jit--set-after",
+        _NESTED_GLOBAL + "show(outer(x))\nset_value(2.0)\nshow(outer(x))\n",
+        True,
+    )
+    yield _scenario(
+        "nested-jit--set-before",
+        _NESTED_GLOBAL + "set_value(2.0)\nshow(outer(x))\nshow(outer(x))\n",
+        False,
+    )
+    yield _scenario(
+        "nested-jit--inner-traced-first",
+        _NESTED_GLOBAL + "show(inner(x))\nset_value(2.0)\nshow(outer(x))\n",
+        True,
+    )
+    yield _scenario(
+        "nested-jit-closure--set-after", _NESTED_CLOSURE + "set_scale(2.0)\nshow(outer(x))\n", True
     )
 
 

@@ -2,8 +2,10 @@
 fall between a trace and a later compiled call (``timing``).
 
 Reads count where they feed the compiled result: directly in the compiled function (and the
-functions and lambdas nested in it), or inside plain functions of the module that it calls by
-name (``l2(w)`` reading ``WEIGHT_DECAY``). Reads only checked by ``assert`` while tracing, and
+functions and lambdas nested in it), or inside functions of the module that it calls by name
+(``l2(w)`` reading ``WEIGHT_DECAY``): plain ones, and compiled ones, since tracing the caller
+traces the compiled callee inline (or reuses the callee's own trace), so what the callee reads is
+baked into the caller's compiled code too. Reads only checked by ``assert`` while tracing, and
 objects the compiled function itself appends to, are trace-time work, not values.
 
 Work is done backwards, as flake8-bugbear's B023 does: the reads of each compiled function are
@@ -17,9 +19,17 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from .bindings import (
+    holds_ref,
+    holds_value,
+    initial_bindings,
+    module_path,
+    names_module,
+    same_import,
+)
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
-from .compiled import CompiledFunction
+from .compiled import CompiledFunction, Form
 from .facts.model import (
     Binding,
     BindingKind,
@@ -28,12 +38,10 @@ from .facts.model import (
     Scope,
     ScopeKind,
     Site,
-    exclusive,
     paths_overlap,
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
-from .names import REF_CONSTRUCTORS
 from .structure import sets_split_structure
 from .timing import CompiledLife, compiled_life, stale_after
 
@@ -90,6 +98,15 @@ class CaptureAnalysis:
         self.facts = facts
         self.graph = graph
         self.compiled_functions = {id(site.function) for site in compiled}
+        # Defs whose name is the compiled object itself (``@jax.jit def inner``): a call of the
+        # name inside compiled code traces the def there.
+        self.decorated_functions = {
+            id(site.function) for site in compiled if site.form is Form.DECORATOR
+        }
+        # ``loss = jax.jit(lambda ...)``: the compile call, and the function it compiles.
+        self.assigned_functions = {
+            id(site.site): site.scope for site in compiled if site.form is Form.ASSIGNED
+        }
         self._lives: dict[int, CompiledLife] = {}
 
     def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
@@ -157,23 +174,24 @@ class CaptureAnalysis:
     def _helper_reads(
         self, scope: Scope, depth: int, seen: set[int]
     ) -> Iterator[tuple[Read, Scope, Read, str]]:
-        """Reads inside plain functions of the module called by name from ``scope``: (the read,
-        its owner, the call in ``scope`` that reaches it, the helper's name)."""
+        """Reads inside functions of the module called by name from ``scope``, plain or
+        compiled by a decorator: (the read, its owner, the call in ``scope`` that reaches it,
+        the helper's name)."""
         if depth > _HELPER_DEPTH:
             return
         facts = self.facts
         for read in list(facts.reads_within(scope)):
             if not read.called and (self._handed_to(read) is None or self._host_callback(read)):
                 continue
-            helper = self._plain_function(read)
+            helper = self._traced_function(read)
             if helper is None or id(helper) in seen or helper.is_within(scope):
                 continue  # a function nested in ``scope``: its reads are ``scope``'s own
             seen.add(id(helper))
             for inner, owner in self.free_reads(helper, helper):
-                if not inner.called or self._plain_function(inner) is None:
-                    yield inner, owner, read, helper.name
+                if not inner.called or self._traced_function(inner) is None:
+                    yield inner, owner, read, read.name
             for inner, owner, _, _ in self._helper_reads(helper, depth + 1, seen):
-                yield inner, owner, read, helper.name
+                yield inner, owner, read, read.name
 
     def _handed_to(self, read: Read) -> ast.Call | None:
         """The call a function is handed to as an argument (``lax.scan(body, ...)``,
@@ -204,16 +222,22 @@ class CaptureAnalysis:
         name = self.facts.qualified_name(read.scope, call.func)
         return name in _SLICING_LOOPS
 
-    def _plain_function(self, read: Read) -> Scope | None:
-        """The function a call by name reaches, when it is a def of this module that is not
-        compiled itself (compiled ones are reported on their own)."""
+    def _traced_function(self, read: Read) -> Scope | None:
+        """The function a call by name reaches while tracing, when it is a def of this module
+        defined once: a plain one, or one compiled by its decorators (``@jax.jit def inner``) or
+        by the one assignment of the name (``loss = jax.jit(lambda ...)``), which the caller's
+        trace traces too. A def also bound under its own name (``f = jax.jit(f)``) is reported
+        on its own."""
         facts = self.facts
         owner = facts.resolve(read.scope, read.name)
-        defs = [b for b in facts.bindings_of(owner, read.name) if b.kind is BindingKind.DEF]
-        if len(defs) != 1 or len(facts.bindings_of(owner, read.name)) != 1:
+        bindings = facts.bindings_of(owner, read.name)
+        if len(bindings) == 1 and id(bindings[0].value) in self.assigned_functions:
+            return self.assigned_functions[id(bindings[0].value)]
+        defs = [b for b in bindings if b.kind is BindingKind.DEF]
+        if len(defs) != 1 or len(bindings) != 1:
             return None
         node = defs[0].node
-        if id(node) in self.compiled_functions:
+        if id(node) in self.compiled_functions and id(node) not in self.decorated_functions:
             return None
         return facts.scope_of(node)
 
@@ -257,8 +281,8 @@ class CaptureAnalysis:
             owner = owners_by_id[owner_id]
             if _owner(owner) not in owners:
                 continue
-            if _names_module(self.facts, self.facts.bindings_of(owner, name)):
-                paths = [_module_path(self.facts, read) for read in reads]
+            if names_module(self.facts, self.facts.bindings_of(owner, name)):
+                paths = [module_path(self.facts, read) for read in reads]
             else:
                 paths = [read.path for read in reads]
             cls = self.class_of_cls(owner, name)
@@ -275,7 +299,7 @@ class CaptureAnalysis:
             class_bound = (
                 cls is not None
                 or any(b.kind is BindingKind.CLASS for b in bindings)
-                or _names_module(self.facts, bindings)
+                or names_module(self.facts, bindings)
             )
             yield StaleCapture(
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
@@ -295,12 +319,12 @@ class CaptureAnalysis:
         bindings = facts.bindings_of(owner, name)
         if not bindings and owner.kind is not ScopeKind.MODULE:
             return None, None
-        initial = _initial_bindings(bindings, owner)
+        initial = initial_bindings(bindings, owner)
         rebindings = [
-            b for b in bindings if b not in initial and not any(_same_import(b, i) for i in initial)
+            b for b in bindings if b not in initial and not any(same_import(b, i) for i in initial)
         ]
         mutations: list[Mutation] = []
-        if _names_module(facts, bindings):
+        if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as
             # ``config.LR``; a module handed on whole is not read through a path.
             mutations = [
@@ -309,7 +333,7 @@ class CaptureAnalysis:
                 if m.path and any(p and paths_overlap(m.path, p) for p in paths)
                 and self._mutation_applies(m)
             ]  # fmt: skip
-        elif not _holds_ref(facts, bindings) and _holds_value(facts, bindings):
+        elif not holds_ref(facts, bindings) and holds_value(facts, bindings):
             classes = [facts.scope_of(b.node) for b in bindings if b.kind is BindingKind.CLASS]
             if classes:
                 # A class: only its attributes read through it (``Defaults.EPS``) count.
@@ -443,75 +467,3 @@ def method_self_name(scope: Scope) -> str | None:
         if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
             return None
     return scope.params[0] if node.args.posonlyargs or node.args.args else None
-
-
-def _initial_bindings(bindings: list[Binding], owner: Scope) -> list[Binding]:
-    """The bindings that first give the variable a value in its own scope, outside any loop:
-    the first one, and its alternatives in other branches (``if dense: fn = a else: fn = b``,
-    ``try: import x except ImportError: x = None``)."""
-    own = [b for b in bindings if b.scope is owner]
-    initial: list[Binding] = []
-    for index, binding in enumerate(own):
-        if binding.loops:
-            break
-        if all(exclusive(earlier.branches, binding.branches) for earlier in own[:index]):
-            initial.append(binding)
-    return initial
-
-
-def _same_import(binding: Binding, initial: Binding) -> bool:
-    """``import jax.numpy as jnp`` again in a later cell binds the same module: no change."""
-    return (
-        binding.kind is BindingKind.IMPORT
-        and initial.kind is BindingKind.IMPORT
-        and binding.imported == initial.imported
-    )
-
-
-def _holds_value(facts: Facts, bindings: list[Binding]) -> bool:
-    """Whether in-place changes of the variable are changes of a value: not of a module or a
-    function (``np.append(...)`` is a call), but of classes' attributes."""
-    if not bindings:
-        return True  # a global assigned nowhere in the module (builtins excluded by callers)
-    return not all(
-        b.kind in (BindingKind.IMPORT, BindingKind.DEF) or _module_value(facts, b) for b in bindings
-    )
-
-
-def _names_module(facts: Facts, bindings: list[Binding]) -> bool:
-    """Whether every binding of the variable is a module."""
-    return bool(bindings) and all(
-        b.kind is BindingKind.IMPORT and b.imported is not None or _module_value(facts, b)
-        for b in bindings
-    )
-
-
-def _module_path(facts: Facts, read: Read) -> tuple[str, ...]:
-    """The path read through a module: ``np.sum(x)`` reads ``.sum``, where for other values a
-    method call may read anything of its receiver."""
-    node = read.path_node if read.path_node is not None else read.node
-    attribute = facts.parent(node)
-    if isinstance(attribute, ast.Attribute) and attribute.value is node:
-        call = facts.parent(attribute)
-        if isinstance(call, ast.Call) and call.func is attribute:
-            return (*read.path, f".{attribute.attr}")
-    return read.path
-
-
-def _module_value(facts: Facts, binding: Binding) -> bool:
-    """``d2l = sys.modules[__name__]``, ``np = importlib.import_module("numpy")``: an import."""
-    value = binding.value
-    if isinstance(value, ast.Subscript):
-        return facts.qualified_name(binding.scope, value.value) == "sys.modules"
-    if isinstance(value, ast.Call):
-        return facts.qualified_name(binding.scope, value.func) == "importlib.import_module"
-    return False
-
-
-def _holds_ref(facts: Facts, bindings: list[Binding]) -> bool:
-    """Whether the variable holds a ``jax.Ref``: compiled code reads its contents live."""
-    return any(
-        isinstance(b.value, ast.Call)
-        and facts.qualified_name(b.scope, b.value.func) in REF_CONSTRUCTORS
-        for b in bindings
-    )

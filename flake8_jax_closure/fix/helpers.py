@@ -13,7 +13,12 @@ with the value it was given.
                                                def l2(w):
                                                    return _l2_impl(w, WEIGHT_DECAY=WEIGHT_DECAY)
 
-Every other caller calls the wrapper and reads the value when it calls, as before. A default
+Every other caller calls the wrapper and reads the value when it calls, as before.
+
+A function compiled by its decorators (``@jax.jit def inner``) that the compiled function calls
+is on the value's way too: tracing the caller traces it. It is not split here: its own fix makes
+it take the value, and the caller's fix calls its compiled function with the value it was given
+(see ``splits``), so that both are fixed in one pass. A default
 for the new parameter would not do: a default is evaluated once, when the ``def`` runs; a
 sentinel default (``scale=_UNSET``, then ``if scale is _UNSET: scale = SCALE``) would keep a
 read of the variable inside the helper, on the compiled function's path as far as any reader
@@ -37,7 +42,12 @@ HELPER_DEPTH = 3
 
 
 class CannotThread(Exception):
-    """The value cannot be passed through a helper; the message says why."""
+    """The value cannot be passed through a helper; the message says why. ``compiled``: the
+    compiled functions on the value's way, found before the refusal."""
+
+    def __init__(self, message: str, compiled: list[Scope] | None = None) -> None:
+        super().__init__(message)
+        self.compiled = compiled or []
 
 
 @dataclass
@@ -60,6 +70,11 @@ class Chain:
     calls: list[HelperCall] = field(default_factory=list)
     # Why passing the value is unsafe: decorators the value passes through.
     unsafe: list[str] = field(default_factory=list)
+    # Of ``helpers``, the functions compiled by their decorators: fixed by their own plans.
+    compiled: list[Scope] = field(default_factory=list)
+
+    def is_compiled(self, helper: Scope) -> bool:
+        return any(helper is known for known in self.compiled)
 
     def below(self, helper: Scope) -> list[Scope]:
         """``helper`` and the helpers on the value's way that it calls, directly or not."""
@@ -77,10 +92,21 @@ class Chain:
 class HelperFinder:
     """Finds the helpers through which a compiled function reads one variable."""
 
-    def __init__(self, facts: Facts, compiled_functions: set[int]) -> None:
+    def __init__(
+        self,
+        facts: Facts,
+        compiled_functions: set[int],
+        decorated_functions: set[int],
+        assigned_functions: dict[int, ast.AST],
+    ) -> None:
         self.facts = facts
         self.compiled_functions = compiled_functions
+        # Compiled by their decorators: the name is the compiled object (see the docstring).
+        self.decorated_functions = decorated_functions
+        # ``loss = jax.jit(lambda ...)``: id(compile call) -> the function it compiles.
+        self.assigned_functions = assigned_functions
         self._functions: dict[tuple[int, str], Scope | None] = {}
+        self._in_progress: set[int] = set()
 
     def chain(self, compiled: Scope, owner: Scope, name: str, attribute: str | None) -> Chain:
         """Helpers reading ``name`` of ``owner`` (or, with ``attribute``, ``self.<attribute>``
@@ -107,7 +133,12 @@ class HelperFinder:
                 if id(helper) not in found and depth <= HELPER_DEPTH:
                     found[id(helper)] = helper
                     reads[id(helper)] = list(self._own_reads(helper, owner, name, attribute))
-                    pending.append((helper, depth + 1))
+                    if id(helper.node) in self.compiled_functions:
+                        # Its own fix passes the value on below it: what it reads is what
+                        # that fix lifts.
+                        reads[id(helper)].extend(self._reads_below(helper, owner, name))
+                    else:
+                        pending.append((helper, depth + 1))
         reaching = {key for key, own in reads.items() if own}
         changed = True
         while changed:
@@ -122,6 +153,30 @@ class HelperFinder:
             {key: reads[key] for key in reaching},
             [edge for edge in calls if id(edge.helper) in reaching],
         )
+        chain.compiled = [h for h in chain.helpers if id(h.node) in self.compiled_functions]
+        try:
+            self._check_chain(chain, compiled, uncalled, reaching, owner, name, attribute)
+        except CannotThread as refusal:
+            refusal.compiled = chain.compiled
+            raise
+        return chain
+
+    def _check_chain(
+        self,
+        chain: Chain,
+        compiled: Scope,
+        uncalled: list[tuple[Scope, Scope, int]],
+        reaching: set[int],
+        owner: Scope,
+        name: str,
+        attribute: str | None,
+    ) -> None:
+        for edge in chain.calls:
+            if chain.is_compiled(edge.helper) and edge.caller is not compiled:
+                raise CannotThread(
+                    f"'{edge.caller.name}' calls the compiled '{edge.helper.name}', which reads "
+                    "it; the value cannot be passed through both"
+                )
         bodies = [compiled, *chain.helpers]
         for body, helper, line in uncalled:
             if id(helper) in reaching and any(body is b for b in bodies):
@@ -134,8 +189,22 @@ class HelperFinder:
                     f"{line}); the value cannot be passed through it"
                 )
         for helper in chain.helpers:
-            self._check(helper, owner, name, attribute, chain)
-        return chain
+            if not chain.is_compiled(helper):
+                self._check(helper, owner, name, attribute, chain)
+
+    def _reads_below(self, compiled: Scope, owner: Scope, name: str) -> list[Read]:
+        """The reads of ``name`` in the helpers of a compiled function the value's way reaches:
+        with its own reads, the paths its own fix lifts."""
+        if id(compiled) in self._in_progress:
+            return []
+        self._in_progress.add(id(compiled))
+        try:
+            below = self.chain(compiled, owner, name, None)
+        except CannotThread:
+            return []
+        finally:
+            self._in_progress.discard(id(compiled))
+        return [read for own in below.reads.values() for read in own]
 
     # -- what a body calls ---------------------------------------------------------------------
 
@@ -163,9 +232,9 @@ class HelperFinder:
             yield helper, call, read.line, read.scope
 
     def _plain_function(self, read: Read) -> Scope | None:
-        """The def a name refers to, when it is a plain function of this module defined once and
-        not compiled itself (as ``captures.CaptureAnalysis._plain_function``). Called or not: a
-        helper handed on (``lax.fori_loop(0, n, body, x)``) runs while tracing too."""
+        """The def a name refers to, when it is a function of this module defined once, plain or
+        compiled by its decorators (as ``captures.CaptureAnalysis._traced_function``). Called or
+        not: a helper handed on (``lax.fori_loop(0, n, body, x)``) runs while tracing too."""
         facts = self.facts
         owner = facts.resolve(read.scope, read.name)
         key = (id(owner), read.name)
@@ -176,10 +245,12 @@ class HelperFinder:
     def _defined_once(self, owner: Scope, name: str) -> Scope | None:
         facts = self.facts
         bindings = facts.bindings_of(owner, name)
+        if len(bindings) == 1 and id(bindings[0].value) in self.assigned_functions:
+            return facts.scope_of(self.assigned_functions[id(bindings[0].value)])
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
             return None
         node = bindings[0].node
-        if id(node) in self.compiled_functions:
+        if id(node) in self.compiled_functions and id(node) not in self.decorated_functions:
             return None
         scope = facts.scope_of(node)
         if scope.parent is not None and scope.parent.kind is ScopeKind.CLASS:

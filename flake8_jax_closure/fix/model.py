@@ -5,6 +5,7 @@ The planner (``plan``) fills a ``FunctionFix``; ``rewrite`` applies it with libc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.compiled import Form
@@ -140,6 +141,20 @@ class FunctionFix:
     # Helpers the values are passed through (see ``helpers``), and the calls redirected to them.
     splits: list[Split] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
+    # The fixes of the compiled functions it calls that read the values (see ``splits``): this
+    # fix calls their compiled functions, so it applies them too.
+    nested: list[FunctionFix] = field(default_factory=list)
+
+    def carried(self) -> list[FunctionFix]:
+        """This fix and every fix it carries, directly or not, each once."""
+        found: list[FunctionFix] = []
+        pending: list[FunctionFix] = [self]
+        while pending:
+            current = pending.pop(0)
+            if all(current is not known for known in found):
+                found.append(current)
+                pending.extend(current.nested)
+        return found
 
     @property
     def applicability(self) -> Applicability:
@@ -155,6 +170,7 @@ class FunctionFix:
             self.raw_name,
             *(name for site in self.sites for name in (site.compiled_name, site.wrapper_name)),
             *(split.impl_name for split in self.splits),
+            *(name for inner in self.nested for name in inner.introduced_names),
         ]
         return tuple(dict.fromkeys(name for name in names if name))
 
@@ -162,8 +178,11 @@ class FunctionFix:
     def description(self) -> str:
         names = ", ".join(f"'{lift.value_code}'" for lift in self.lifts)
         text = f"pass {names} to the compiled function on every call"
-        if self.splits:
-            helpers = ", ".join(f"'{split.name}()'" for split in self.splits)
+        if self.splits or self.nested:
+            helpers = ", ".join(
+                [f"'{split.name}()'" for split in self.splits]
+                + [f"the compiled '{inner.name}()'" for inner in self.nested]
+            )
             text += f", and on to {helpers}"
         if self.unsafe_reasons:
             return f"{text} (unsafe: {'; '.join(dict.fromkeys(self.unsafe_reasons))})"
@@ -186,3 +205,9 @@ class HelperParameter:
     value: str
     owner: Scope
     root: str  # the variable's name (``self`` of some method, for an attribute)
+
+
+def with_carried(plans: Sequence[FunctionFix]) -> list[FunctionFix]:
+    """``plans`` and the fixes they carry (``FunctionFix.nested``), each once, in order: a fix
+    applied without the fixes it carries would call functions that do not exist."""
+    return list({id(carried): carried for plan in plans for carried in plan.carried()}.values())

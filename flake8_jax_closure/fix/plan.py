@@ -19,6 +19,10 @@ object is made), ``uses`` (the function's name and its calls of itself), ``signa
 (defaults, and positions under ``jax.pmap``), ``lifts`` (which values, traced or static, and
 why a fix is unsafe), ``splits`` (passing the values through helpers), ``self_attributes``
 (compiled code that holds ``self``), and ``model`` (the plan's data).
+
+A compiled function that calls another one (``@jax.jit def inner``) while tracing bakes in what
+the callee reads: the two are fixed together or not at all (``_settle``), so that one ``fix`` is
+final. All plans are made in ``prepare``; ``plan`` hands them out.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.facts.model import ScopeKind
+from ..analysis.facts.model import Scope, ScopeKind
 from ..analysis.facts.queries import Facts
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import plan_bound_method
@@ -73,18 +77,35 @@ class FixPlanner:
         self.site_checker = SiteChecker(
             facts, source, all_sites, self.names, self.layout, self.use_planner
         )
+        decorated = {
+            id(site.function)
+            for site in all_sites
+            if site.form is Form.DECORATOR and not isinstance(site.function, ast.Lambda)
+        }
         self.split_planner = SplitPlanner(
-            facts, source, self.names, self.layout, set(self._sites_of)
-        )
+            facts, source, self.names, self.layout, set(self._sites_of), decorated,
+            {id(site.site): site.function for site in all_sites if site.form is Form.ASSIGNED},
+            self._nested_plan,
+        )  # fmt: skip
+        # Each compiled function's captures, and its plan (or why it has none), by id(function).
+        self._captures: dict[int, list[StaleCapture]] = {}
+        self._plans: dict[int, FunctionFix | NoFix] = {}
+        self._planning: set[int] = set()
 
     def prepare(self, captures: Iterable[StaleCapture]) -> None:
         """Find the helpers of every capture first: a helper takes the same parameters whichever
-        compiled function's fix splits it, so that all of them can be applied together."""
+        compiled function's fix splits it, so that all of them can be applied together. Then
+        plan every compiled function, in order, each callee before the compiled functions that
+        call it."""
         for capture in captures:
+            self._captures.setdefault(id(capture.compiled.function), []).append(capture)
             try:
                 self.split_planner.chain(capture)
             except NoFix:
                 pass
+        for key in self._captures:
+            self._planned(key)
+        self._settle()
 
     def plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
         """The fix for one compiled function and all its stale captures.
@@ -92,6 +113,124 @@ class FixPlanner:
         Raises NoFix when the function cannot be fixed at all; a capture that cannot be lifted
         is left out, with its reason in ``declined``.
         """
+        known = self._plans.get(id(captures[0].compiled.function))
+        if isinstance(known, NoFix):
+            raise known
+        if known is not None:
+            return known
+        return self._plan(captures)
+
+    def _planned(self, key: int) -> FunctionFix | NoFix:
+        known = self._plans.get(key)
+        if known is None:
+            self._planning.add(key)
+            try:
+                known = self._plan(self._captures[key])
+            except NoFix as reason:
+                known = reason
+            finally:
+                self._planning.discard(key)
+            self._plans[key] = known
+        return known
+
+    def _nested_plan(self, compiled: Scope) -> FunctionFix:
+        """The plan of a compiled function another one calls, when the caller's fix can call its
+        compiled function: compiled by a decorator, passed the values by keyword."""
+        key = id(compiled.node)
+        shown = f"'{compiled.name}'"
+        if key in self._planning:
+            raise NoFix(f"{shown} calls back the compiled function that calls it")
+        if key not in self._captures:
+            raise NoFix(f"{shown} is compiled and reads it, and has no fix of its own here")
+        inner = self._planned(key)
+        if isinstance(inner, NoFix):
+            raise NoFix(f"{shown} is compiled and reads it, and has no fix: {inner}")
+        if (
+            len(inner.sites) != 1
+            or inner.sites[0].form is not Form.DECORATOR
+            or inner.positional
+            or inner.method_self is not None
+            or not inner.compiled_name
+        ):
+            raise NoFix(
+                f"{shown} is compiled and reads it, in a form whose compiled function cannot be "
+                "called with the values"
+            )
+        return inner
+
+    def _settle(self) -> None:
+        """Fix a compiled function and the compiled functions it calls together or not at all.
+
+        A callee fixed alone leaves a plain wrapper that its compiled callers call while
+        tracing: they would read the value through it, and a second ``fix`` would change them.
+        So a callee whose callers cannot take a value it lifts gets no fix, nor do the fixes
+        that carry it; and fixes that carry one another are unsafe together when one of them
+        is, since the safe ones alone would leave the rest half done.
+        """
+        dropped: list[FunctionFix] = []
+        changed = True
+        while changed:
+            changed = False
+            for key, captures in self._captures.items():
+                plan = self._plans.get(key)
+                for capture in captures:
+                    blocked = self._blocked_callee(capture, plan)
+                    if blocked is None:
+                        continue
+                    inner_key, reason = blocked
+                    inner = self._plans.get(inner_key)
+                    if isinstance(inner, FunctionFix):
+                        dropped.append(inner)
+                        self._plans[inner_key] = NoFix(reason)
+                        changed = True
+            for key, plan in list(self._plans.items()):
+                if isinstance(plan, FunctionFix):
+                    lost = [i for i in plan.carried() if any(i is d for d in dropped)]
+                    if lost:
+                        dropped.append(plan)
+                        self._plans[key] = NoFix(
+                            f"it calls the compiled '{lost[0].name}', which cannot be fixed with it"
+                        )
+                        changed = True
+        plans = [plan for plan in self._plans.values() if isinstance(plan, FunctionFix)]
+        changed = True
+        while changed:
+            changed = False
+            for plan in plans:
+                unsafe = [p for p in plans if p.unsafe_reasons and _linked(plan, p)]
+                if unsafe and not plan.unsafe_reasons:
+                    plan.unsafe_reasons.append(
+                        f"it is fixed together with the compiled '{unsafe[0].name}', whose fix "
+                        "is unsafe"
+                    )
+                    changed = True
+
+    def _blocked_callee(
+        self, capture: StaleCapture, plan: FunctionFix | NoFix | None
+    ) -> tuple[int, str] | None:
+        """A compiled callee that lifts the captured value where this function's fix does not
+        pass it on: its id, and why it cannot be fixed."""
+        for callee in self.split_planner.compiled_reached(capture):
+            inner = self._plans.get(id(callee.node))
+            if not isinstance(inner, FunctionFix):
+                continue
+            if not any(lift.name == capture.name for lift in inner.lifts):
+                continue
+            passed = (
+                isinstance(plan, FunctionFix)
+                and (capture.name, capture.attribute) not in plan.declined
+                and any(inner is known for known in plan.nested)
+            )
+            if not passed:
+                caller = capture.compiled.name
+                return id(callee.node), (
+                    f"the compiled '{caller}' calls it and reads '{capture.name}' through it, "
+                    f"and cannot be passed it in the same fix; fixed alone, '{caller}' would "
+                    "read it through the wrapper"
+                )
+        return None
+
+    def _plan(self, captures: Sequence[StaleCapture]) -> FunctionFix:
         first = captures[0].compiled
         bound = any(capture.bound_method for capture in captures)
         if bound:
@@ -208,3 +347,8 @@ class _Planned:
 def _word(name: str) -> str:
     """A name usable in an identifier: ``lambda`` for ``<lambda>``."""
     return re.sub(r"\W+", "", name).strip("_") or "function"
+
+
+def _linked(plan: FunctionFix, other: FunctionFix) -> bool:
+    """Whether applying one of the two fixes applies the other."""
+    return any(other is p for p in plan.carried()) or any(plan is p for p in other.carried())

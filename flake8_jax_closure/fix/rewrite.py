@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..diagnostics import Edit
-from .model import FunctionFix
+from .model import FunctionFix, with_carried
 from .node_index import NodeIndex
 from .transformer import LiftTransformer
 
@@ -66,6 +66,7 @@ class Rewrite:
 
 def rewrite(source: str, plans: Sequence[FunctionFix]) -> Rewrite:
     """Apply ``plans`` to ``source``: the new text, and each plan's edits."""
+    plans = with_carried(plans)
     lines = _LINES.findall(source)
     pieces = _pieces(plans)
     failed: dict[int, str] = {}

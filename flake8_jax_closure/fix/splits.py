@@ -1,10 +1,15 @@
 """Passing the lifted values on through the helpers that read them (see ``helpers``): each helper
 on a value's way is split once, whichever compiled function's fix reaches it, and every call of it
-is redirected to its ``_impl`` with each of its parameters."""
+is redirected to its ``_impl`` with each of its parameters.
+
+A compiled function the value's way reaches (``@jax.jit def inner``, called while tracing) is
+fixed by its own plan, which the caller's fix carries (``FunctionFix.nested``): the call is
+redirected to that plan's compiled function, with each value it lifts."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ..analysis.captures import StaleCapture, method_self_name
 from ..analysis.facts.model import Read, Scope
@@ -27,16 +32,25 @@ class SplitPlanner:
         names: Names,
         layout: Layout,
         compiled_functions: set[int],
+        decorated_functions: set[int],
+        assigned_functions: dict[int, ast.AST],
+        nested_plan: Callable[[Scope], FunctionFix],
     ) -> None:
         self.facts = facts
         self.source = source
         self.names = names
         self.layout = layout
-        self.helpers = HelperFinder(facts, compiled_functions)
+        self.helpers = HelperFinder(
+            facts, compiled_functions, decorated_functions, assigned_functions
+        )
+        # The plan of a compiled function a value's way reaches (raises NoFix when it has none).
+        self.nested_plan = nested_plan
         # Shared by every plan that passes values through a helper: its ``_impl`` name, its
         # parameter for each value, and the variables it passes (one set for all plans).
         self._impl_names: dict[int, str] = {}
         self._chains: dict[int, Chain | str] = {}  # id(capture) -> its chain, or why none
+        # id(capture) -> the compiled functions on the value's way, also when it has no chain.
+        self._compiled_reached: dict[int, list[Scope]] = {}
         self._through: dict[int, list[tuple[StaleCapture, Chain]]] = {}  # id(helper def) -> ...
         self._parameters: dict[int, list[HelperParameter]] = {}
         self._splits: dict[int, Split] = {}
@@ -51,8 +65,10 @@ class SplitPlanner:
                 )
             except CannotThread as reason:
                 known = str(reason)
+                self._compiled_reached[id(capture)] = reason.compiled
             self._chains[id(capture)] = known
             if isinstance(known, Chain):
+                self._compiled_reached[id(capture)] = known.compiled
                 for helper in known.helpers:
                     self._through.setdefault(id(helper.node), []).append((capture, known))
         if isinstance(known, str):
@@ -66,6 +82,14 @@ class SplitPlanner:
             )
         return known
 
+    def compiled_reached(self, capture: StaleCapture) -> list[Scope]:
+        """The compiled functions through which the compiled function reads the value."""
+        try:
+            self.chain(capture)
+        except NoFix:
+            pass
+        return self._compiled_reached.get(id(capture), [])
+
     def plan(
         self, fix: FunctionFix, threaded: list[tuple[StaleCapture, Chain, list[Lift]]]
     ) -> None:
@@ -75,6 +99,9 @@ class SplitPlanner:
         lifted = {variable_of(capture): lifts for capture, _, lifts in threaded}
         for capture, chain, _ in threaded:
             for helper in chain.helpers:
+                if chain.is_compiled(helper):
+                    self._carry(fix, helper)
+                    continue
                 split = self._split(helper)
                 if all(split is not known for known in fix.splits):
                     fix.splits.append(split)
@@ -83,12 +110,43 @@ class SplitPlanner:
                 span = self.source.span(call.call)
                 if any(redirect.call == span for redirect in fix.redirects):
                     continue
+                if chain.is_compiled(call.helper):
+                    inner = self.nested_plan(call.helper)
+                    parameters = self._compiled_parameters(call.helper, inner)
+                    impl = inner.compiled_name
+                    _check_static(inner, lifted)
+                else:
+                    parameters = self._parameters_of(call.helper)
+                    impl = self._impl_names[id(call.helper.node)]
                 keywords = [
-                    (parameter.name, self._passed(call, parameter, capture, lifted))
-                    for parameter in self._parameters_of(call.helper)
+                    (parameter.name, self._passed(call, parameter, capture, lifted, fix))
+                    for parameter in parameters
                 ]
-                impl = self._impl_names[id(call.helper.node)]
                 fix.redirects.append(Redirect(span, impl, keywords))
+
+    def _carry(self, fix: FunctionFix, compiled: Scope) -> None:
+        """The caller's fix carries the plan of a compiled function it calls: applied alone,
+        the caller would call a function that needs the values, or the callee's plain wrapper,
+        which reads them while the caller traces."""
+        inner = self.nested_plan(compiled)
+        if all(inner is not known for known in fix.nested):
+            fix.nested.append(inner)
+            for carried in inner.carried():
+                fix.statements.update(carried.statements)
+
+    def _compiled_parameters(self, compiled: Scope, inner: FunctionFix) -> list[HelperParameter]:
+        """What a call of a compiled function passes on to its plan's compiled function: a
+        value for each of its lifts."""
+        parameters = []
+        for lift in inner.lifts:
+            owner = self.facts.resolve(compiled, lift.name)
+            parameters.append(
+                HelperParameter(
+                    (id(owner), lift.name, None), lift.path, lift.parameter, lift.value_code,
+                    owner, lift.name,
+                )
+            )  # fmt: skip
+        return parameters
 
     def _passed(
         self,
@@ -96,6 +154,7 @@ class SplitPlanner:
         parameter: HelperParameter,
         capture: StaleCapture,
         lifted: dict[Variable, list[Lift]],
+        fix: FunctionFix,
     ) -> str:
         """What a call of a split helper passes for one of its parameters."""
         if call.caller is capture.compiled.scope:
@@ -111,6 +170,14 @@ class SplitPlanner:
                 return name + "".join(parameter.path[len(path) :])
         # Not lifted here: read where the helper would have read it, as it is then.
         owner, name, attribute = parameter.owner, parameter.root, parameter.variable[2]
+        compiled_callee = id(call.helper.node) in self.helpers.compiled_functions
+        if compiled_callee and ((name, attribute) in fix.declined or parameter.variable in lifted):
+            # A value this function reports, or lifts by another path: read here, it would be
+            # read while tracing, and a second fix would find it.
+            raise NoFix(
+                f"'{call.helper.name}' also takes '{parameter.value}', which this fix cannot "
+                "pass on"
+            )
         if attribute is not None:
             func = call.call.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -198,3 +265,19 @@ def variable_of(capture: StaleCapture) -> Variable:
         assert capture.owner.parent is not None
         return (id(capture.owner.parent), "", capture.attribute)
     return (id(capture.owner), capture.name, None)
+
+
+def _check_static(inner: FunctionFix, lifted: dict[Variable, list[Lift]]) -> None:
+    """A value the called compiled function takes as static must reach it as a Python value:
+    the caller must take it static too, by the same path or a longer one."""
+    for lift in inner.lifts:
+        if not lift.static:
+            continue
+        for lifts in lifted.values():
+            for own in lifts:
+                if own.name == lift.name and lift.path[: len(own.path)] == own.path:
+                    if not own.static:
+                        raise NoFix(
+                            f"'{inner.name}' takes '{lift.value_code}' as a static argument, "
+                            "where this function traces it"
+                        )
