@@ -136,7 +136,7 @@ class HelperFinder:
                     if id(helper.node) in self.compiled_functions:
                         # Its own fix passes the value on below it: what it reads is what
                         # that fix lifts.
-                        reads[id(helper)].extend(self._reads_below(helper, owner, name))
+                        reads[id(helper)].extend(self._reads_below(helper, owner, name, attribute))
                     else:
                         pending.append((helper, depth + 1))
         reaching = {key for key, own in reads.items() if own}
@@ -192,14 +192,16 @@ class HelperFinder:
             if not chain.is_compiled(helper):
                 self._check(helper, owner, name, attribute, chain)
 
-    def _reads_below(self, compiled: Scope, owner: Scope, name: str) -> list[Read]:
-        """The reads of ``name`` in the helpers of a compiled function the value's way reaches:
-        with its own reads, the paths its own fix lifts."""
+    def _reads_below(
+        self, compiled: Scope, owner: Scope, name: str, attribute: str | None
+    ) -> list[Read]:
+        """The reads of the value in the helpers of a compiled function the value's way
+        reaches: with its own reads, the paths its own fix lifts."""
         if id(compiled) in self._in_progress:
             return []
         self._in_progress.add(id(compiled))
         try:
-            below = self.chain(compiled, owner, name, None)
+            below = self.chain(compiled, owner, name, attribute)
         except CannotThread:
             return []
         finally:
@@ -259,7 +261,11 @@ class HelperFinder:
 
     def _method_through_self(self, read: Read) -> tuple[Scope, ast.AST] | None:
         """``self.helper`` where ``self`` is the first parameter of a method: that method of the
-        class (defined once), with the attribute node."""
+        class (defined once), with the attribute node. A compiled method is on the value's way
+        too (``@partial(jax.jit, static_argnums=0)``, or compiled elsewhere as
+        ``jax.jit(self.helper)`` and called here plain): its own fix leaves ``self.helper`` a
+        plain wrapper that reads the value while this function traces, so the two must be fixed
+        together or not at all (``plan.FixPlanner._settle``)."""
         facts = self.facts
         owner = facts.resolve(read.scope, read.name)
         if method_self_name(owner) != read.name or owner.parent is None:
@@ -272,7 +278,7 @@ class HelperFinder:
             for child in owner.parent.children
             if child.kind is ScopeKind.FUNCTION and child.name == parent.attr
         ]
-        if len(methods) != 1 or id(methods[0].node) in self.compiled_functions:
+        if len(methods) != 1:
             return None
         return methods[0], parent
 

@@ -97,6 +97,12 @@ class FixPlanner:
         compiled function's fix splits it, so that all of them can be applied together. Then
         plan every compiled function, in order, each callee before the compiled functions that
         call it."""
+        captures = list(captures)
+        # A method compiled for one object (``jax.jit(self.step)``) is known only by its
+        # captures: it is compiled too, not a helper to split for its callers.
+        self.split_planner.helpers.compiled_functions.update(
+            id(capture.compiled.function) for capture in captures
+        )
         for capture in captures:
             self._captures.setdefault(id(capture.compiled.function), []).append(capture)
             try:
@@ -145,11 +151,15 @@ class FixPlanner:
         inner = self._planned(key)
         if isinstance(inner, NoFix):
             raise NoFix(f"{shown} is compiled and reads it, and has no fix: {inner}")
+        if inner.method_self is not None:
+            raise NoFix(
+                f"{shown} is a compiled method that reads it; the fix cannot pass the value on "
+                f"through 'self.{compiled.name}()'"
+            )
         if (
             len(inner.sites) != 1
             or inner.sites[0].form is not Form.DECORATOR
             or inner.positional
-            or inner.method_self is not None
             or not inner.compiled_name
         ):
             raise NoFix(
@@ -214,7 +224,7 @@ class FixPlanner:
             inner = self._plans.get(id(callee.node))
             if not isinstance(inner, FunctionFix):
                 continue
-            if not any(lift.name == capture.name for lift in inner.lifts):
+            if not any(_lifts_value(lift, capture, callee) for lift in inner.lifts):
                 continue
             passed = (
                 isinstance(plan, FunctionFix)
@@ -223,8 +233,9 @@ class FixPlanner:
             )
             if not passed:
                 caller = capture.compiled.name
+                shown = f"{capture.name}.{capture.attribute}" if capture.attribute else capture.name
                 return id(callee.node), (
-                    f"the compiled '{caller}' calls it and reads '{capture.name}' through it, "
+                    f"the compiled '{caller}' calls it and reads '{shown}' through it, "
                     f"and cannot be passed it in the same fix; fixed alone, '{caller}' would "
                     "read it through the wrapper"
                 )
@@ -347,6 +358,14 @@ class _Planned:
 def _word(name: str) -> str:
     """A name usable in an identifier: ``lambda`` for ``<lambda>``."""
     return re.sub(r"\W+", "", name).strip("_") or "function"
+
+
+def _lifts_value(lift: Lift, capture: StaleCapture, callee: Scope) -> bool:
+    """Whether the callee's lift passes the captured value: the variable, or
+    ``self.<attribute>`` read through the callee's own ``self``, whatever its name there."""
+    if capture.attribute is None:
+        return lift.name == capture.name
+    return lift.name == method_self_name(callee) and lift.path[:1] == (f".{capture.attribute}",)
 
 
 def _linked(plan: FunctionFix, other: FunctionFix) -> bool:

@@ -109,6 +109,16 @@ class LiftTransformer(cst.CSTTransformer):
         self._target_ranges = [
             where for node in self._targets if (where := self._positions.get(node)) is not None
         ]
+        # A def's range, and its block's, start at ``def``, after its decorators: a target in
+        # a decorator is reached through the def it decorates.
+        decorated = [
+            where
+            for node, where in self._positions.items()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef))
+            and node.decorators
+            and self._holds_target(node.decorators[0], node.decorators[-1])
+        ]
+        self._target_ranges.extend(decorated)
 
     def _index_threading(self, index: NodeIndex, fix: FunctionFix) -> None:
         """Merge the splits and redirects of every plan: two compiled functions may call one
@@ -130,6 +140,10 @@ class LiftTransformer(cst.CSTTransformer):
                 continue
             callee, keywords = self.redirects.setdefault(call, (redirect.callee, []))
             keywords.extend(k for k in redirect.keywords if k not in keywords)
+
+    def _holds_target(self, first: cst.CSTNode, last: cst.CSTNode) -> bool:
+        start, end = self._positions[first][0], self._positions[last][1]
+        return any(start <= a and b <= end for a, b in self._target_ranges)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node in self._targets:
