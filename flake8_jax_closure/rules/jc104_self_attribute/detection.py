@@ -80,7 +80,12 @@ class MethodCaptureAnalysis:
                 continue
             # ``self.helper()`` or a property ``self.scale``: what that method reads counts.
             called = attribute or self._called_method(read)
-            if called is not None and called in cls.methods:
+            if called is not None and called not in cls.methods:
+                if self._calls_attribute(read):
+                    # ``self.loss_fn(x)``: a function kept in an attribute is a value too.
+                    by_attribute.setdefault(called, []).append(read)
+                continue
+            if called is not None:
                 shown = called if attribute else f"{called}()"
                 for inner in sorted(self._attributes_read_by(cls, called)):
                     by_attribute.setdefault(inner, []).append(read)
@@ -142,6 +147,12 @@ class MethodCaptureAnalysis:
             return parent.attr
         return None
 
+    def _calls_attribute(self, read: Read) -> bool:
+        """``self.f(...)``: the read calls what an attribute holds."""
+        parent = self.facts.parent(read.node)
+        call = self.facts.parent(parent) if parent is not None else None
+        return isinstance(call, ast.Call) and call.func is parent
+
     def _methods_reached(self, cls: ClassFacts, read: Read) -> set[str]:
         """The methods of the class that a read of ``self`` calls (``self.helper()``), and the
         methods they call in turn."""
@@ -178,7 +189,10 @@ class MethodCaptureAnalysis:
                 attributes.add(attribute)
                 continue
             called = attribute or self._called_method(read)
-            if called is not None:
+            if called is not None and called not in cls.methods:
+                if self._calls_attribute(read):
+                    attributes.add(called)  # a function kept in an attribute, called
+            elif called is not None:
                 attributes |= self._attributes_read_by(cls, called, seen | {name})
         return attributes
 
@@ -343,6 +357,8 @@ class MethodCaptureAnalysis:
         None``): what they change reaches only the object made next."""
         statement = self.facts.parent(holder.site.site)
         target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+        if isinstance(target, ast.Name):
+            target = _attribute_holding_wrapper(holder.site.site_scope.node, target.id)
         if not isinstance(target, ast.Attribute):
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
@@ -372,6 +388,27 @@ def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) ->
             return False
         made, loops = scope.start, scope.loops
     return mutation.end <= made and not set(mutation.loops) & set(loops)
+
+
+def _attribute_holding_wrapper(function: ast.AST, compiled: str) -> ast.Attribute | None:
+    """``self.f = wrapper`` where ``def wrapper(...)`` beside it calls the compiled object bound
+    to ``compiled`` (the form ``fix`` writes): the attribute holds that compiled object."""
+    wrappers = {
+        node.name
+        for node in ast.walk(function)
+        if isinstance(node, ast.FunctionDef)
+        and any(isinstance(n, ast.Name) and n.id == compiled for n in ast.walk(node))
+    }
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in wrappers
+        ):
+            return node.targets[0]
+    return None
 
 
 def _first_attribute(read: Read) -> str | None:
