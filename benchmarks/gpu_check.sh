@@ -100,7 +100,8 @@ say "gpu_check: verify done at $((SECONDS - started)) s"
 # -- the guard benchmark on the GPU ---------------------------------------------------------------
 jax_platform="$platform"
 [[ "$platform" == gpu ]] && jax_platform=cuda  # JAX reads "gpu" as CUDA and ROCm together
-if ! JAX_PLATFORMS="$jax_platform" timeout 150 "$python" benchmarks/guard_bench.py --rounds 7; then
+if ! JAX_PLATFORMS="$jax_platform" timeout 150 "$python" benchmarks/guard_bench.py --rounds 7 \
+        --batch 4096 --hidden 4096; then  # an MLP step of a few ms on a large GPU
     say "gpu_check: the guard benchmark failed"
     failed=1
 fi

@@ -100,8 +100,16 @@ def mlp_step_function() -> Callable[..., Any]:
 
 
 ACTIVATION = jax.nn.relu
+# The step's size: a few milliseconds on a CPU by default; a GPU needs a larger one for a step
+# of a few milliseconds there (``--batch``, ``--hidden``; ``gpu_check.sh`` sets them).
 WIDTHS = (256, 512, 512, 10)
 BATCH = 128
+
+
+def set_step_size(batch: int, hidden: int) -> None:
+    global WIDTHS, BATCH
+    WIDTHS = (WIDTHS[0], hidden, hidden, WIDTHS[-1])
+    BATCH = batch
 
 
 def mlp_data() -> tuple[Any, Any, Any]:
@@ -341,7 +349,17 @@ def main() -> int:
     parser.add_argument(
         "--write", action="store_true", help="write benchmarks/guard_results.md and the README"
     )
+    parser.add_argument(
+        "--batch", type=int, default=BATCH, help=f"MLP step: batch size (default {BATCH})"
+    )
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        default=WIDTHS[1],
+        help=f"MLP step: width of its two hidden layers (default {WIDTHS[1]})",
+    )
     args = parser.parse_args()
+    set_step_size(args.batch, args.hidden)
     text = run(3 if args.quick else args.rounds)
     sys.stdout.write(text)
     if args.write:

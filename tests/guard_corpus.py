@@ -66,6 +66,30 @@ def _unguarded(guarded: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         SETTINGS.mode = mode
 
 
+@contextlib.contextmanager
+def _state_kept(guarded: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[None]:
+    """The eager evaluation leaves the program as it found it: what the function stores to
+    (``self.n += 1``, a global) is put back, so that the compiled call runs on the same state."""
+    function = guarded._function
+    holders = [getattr(function, "__self__", None), *args, *kwargs.values()]
+    namespaces = [
+        vars(holder)
+        for holder in holders
+        if isinstance(getattr(holder, "__dict__", None), dict) and not isinstance(holder, type)
+    ]
+    plain = getattr(function, "__func__", function)
+    if isinstance(getattr(plain, "__globals__", None), dict):
+        namespaces.append(plain.__globals__)
+    saved = [(namespace, dict(namespace)) for namespace in namespaces]
+    try:
+        yield
+    finally:
+        for namespace, before in saved:
+            for name in set(namespace) - set(before):
+                del namespace[name]
+            namespace.update(before)
+
+
 class _CallJudge:
     """Compares each outermost guarded call with its eager evaluation, as ``verify`` does:
     which calls were stale, and at which call the guard raised."""
@@ -99,7 +123,7 @@ class _CallJudge:
             number = judge.calls
             try:
                 try:
-                    with jax.disable_jit(), fresh():
+                    with jax.disable_jit(), fresh(), _state_kept(guarded, args, kwargs):
                         eager = real_call(guarded, *args, **kwargs)
                 except Exception:  # noqa: BLE001 - the compiled call shows the real error
                     return real_call(guarded, *args, **kwargs)
@@ -219,9 +243,8 @@ def judge(path: str, runs: dict[str, dict[str, Any]]) -> list[str]:
     return problems
 
 
-def failures(paths: Sequence[Path | str], timeout: float = 1800) -> tuple[list[str], Counter[str]]:
-    """Run ``paths`` in one subprocess: the problems found, and how many programs were stale,
-    safe, or failed without the guard."""
+def run_apart(paths: Sequence[Path | str], timeout: float = 1800) -> dict[str, Any]:
+    """Run ``paths`` in one subprocess: each program's runs, by path."""
     completed = subprocess.run(
         [sys.executable, str(HERE / "guard_corpus.py"), "--json", *map(str, paths)],
         capture_output=True,
@@ -230,8 +253,18 @@ def failures(paths: Sequence[Path | str], timeout: float = 1800) -> tuple[list[s
         timeout=timeout,
     )
     if completed.returncode != 0:
-        return [f"the corpus run failed: {completed.stderr[-3000:]}"], Counter()
-    results = json.loads(completed.stdout.splitlines()[-1])
+        raise RuntimeError(f"the corpus run failed: {completed.stderr[-3000:]}")
+    results: dict[str, Any] = json.loads(completed.stdout.splitlines()[-1])
+    return results
+
+
+def failures(paths: Sequence[Path | str], timeout: float = 1800) -> tuple[list[str], Counter[str]]:
+    """Run ``paths`` in one subprocess: the problems found, and how many programs were stale,
+    safe, or failed without the guard."""
+    try:
+        results = run_apart(paths, timeout)
+    except RuntimeError as error:
+        return [str(error)], Counter()
     problems = [problem for path, runs in results.items() for problem in judge(path, runs)]
     return problems, Counter(kind(runs) for runs in results.values())
 

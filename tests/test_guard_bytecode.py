@@ -51,10 +51,29 @@ def test_paths_read_with_their_lines() -> None:
 
 
 def test_paths_the_code_stores_to_are_its_own_state() -> None:
-    assert code_reads(sample.__code__).stores == {
+    facts = code_reads(sample.__code__)
+    assert facts.stores == {
         ("global", "CONFIG", (("item", "z"),)),
         ("local", "self", (("attr", "m"),)),
+        ("local", "self", (("attr", "n"),)),  # an augmented assignment stores too
     }
+    # ``self.n += 1`` reads self.n before storing it: the trace depends on the value read.
+    first = sample.__code__.co_firstlineno
+    own = [
+        (r.root, r.steps, line - first) for line, reads in facts.own_reads.items() for r in reads
+    ]
+    assert own == [("self", (("attr", "n"),), 2)]
+    assert facts.stores_by_line[first + 2] == {("local", "self", (("attr", "n"),))}
+
+
+def test_augmented_assignments_to_items_store_and_read() -> None:
+    def bump(x: Any) -> Any:
+        CONFIG["k"] += 1
+        return x
+
+    facts = code_reads(bump.__code__)
+    assert facts.stores == {("global", "CONFIG", (("item", "k"),))}
+    assert [r.steps for reads in facts.own_reads.values() for r in reads] == [(("item", "k"),)]
 
 
 def test_closure_variables_and_comprehensions() -> None:

@@ -13,6 +13,7 @@ import glob
 import os
 from pathlib import Path
 
+import ground_truth
 import pytest
 from fixture_support import FIXTURES
 from guard_corpus import judge, kind
@@ -61,6 +62,51 @@ def test_guard_on_the_generated_programs(form: str, tmp_path: Path) -> None:
         paths += [path, fixed]
     # Every original is stale and every fixed program safe.
     _check(paths, stale_at_least=len(paths) // 2, safe_at_least=len(paths) // 2)
+
+
+# One stale program and its safe twin (where there is one) for each kind of program the ground
+# truth once caught the guard out on; the slow test runs all of them.
+GROUND_TRUTH_SAMPLE = (
+    "scan-body--new-shape-after",
+    "fori-body--same-shape-after",
+    "namespace-attribute--sequence",
+    "own-write--called-again",
+    "own-write--called-once",
+    "guarded-write--backoff",
+    "guarded-write--reset-before",
+)
+GROUND_TRUTH_CHUNKS = 4
+
+
+def _check_ground_truth(labels: list[str], tmp_path: Path) -> None:
+    """The guard on these ground-truth programs, each confirmed stale or safe by running it
+    (``ground_truth_verdicts.json`` records what JAX decided)."""
+    from guard_corpus import run_apart
+
+    by_label = {program.label: program for program in ground_truth.programs()}
+    recorded = ground_truth.load_record()
+    paths = {}
+    for label in labels:
+        path = tmp_path / f"{label.replace('-', '_')}.py"
+        path.write_text(by_label[label].source, encoding="utf-8")
+        paths[str(path)] = label
+    results = run_apart(list(paths))
+    problems = [problem for path, runs in results.items() for problem in judge(path, runs)]
+    named = {"failing": "error"}  # the record's word for a program that fails without the guard
+    verdicts = {paths[path]: named.get(kind(runs), kind(runs)) for path, runs in results.items()}
+    assert problems == []
+    assert verdicts == {label: recorded[label] for label in labels}
+
+
+def test_guard_on_a_sample_of_the_ground_truth(tmp_path: Path) -> None:
+    _check_ground_truth(list(GROUND_TRUTH_SAMPLE), tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(GROUND_TRUTH_CHUNKS))
+def test_guard_on_the_ground_truth(chunk: int, tmp_path: Path) -> None:
+    labels = sorted(program.label for program in ground_truth.programs())
+    _check_ground_truth(labels[chunk::GROUND_TRUTH_CHUNKS], tmp_path)
 
 
 @pytest.mark.slow

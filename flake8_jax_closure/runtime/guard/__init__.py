@@ -21,6 +21,12 @@ How, and why this way:
   ``tracing``, ``resolve``). Frames tell exactly which helpers ran, with which ``self``;
   bytecode names the values exactly, for lambdas and notebook cells too. The linter's static
   facts could only say what *might* run.
+- *Traces JAX keeps apart*: the bodies of ``lax.scan``, ``fori_loop`` and the like are cached
+  by JAX on their own and reused when the compiled function traces again; what each body trace
+  read is kept under JAX's key for it (``nested``), and joins every trace that reuses it.
+- *State the trace stores to*: where the code reads a path and then stores to it
+  (``self.n += 1``), the value read before the store is recorded (``tracing``); a change of it
+  is stale only if running the function as Python now gives another result (``guarded``).
 - *Checking cheaply*: each trace's reads become one generated Python function of identity
   tests, plus a bounded fingerprint for mutable values (``values``). A call costs a few hundred
   nanoseconds per value (see ``benchmarks/guard_bench.py``); only when a test fails does the

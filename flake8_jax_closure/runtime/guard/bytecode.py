@@ -31,6 +31,8 @@ _PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORR
 _CONST_LOADS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
 # Instructions that leave the value being built untouched.
 _TRANSPARENT = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME", "NOT_TAKEN"})
+# The copy an augmented assignment makes of its target's holder (and key).
+_COPIES = frozenset({"COPY", "DUP_TOP", "DUP_TOP_TWO"})
 _KEY_TYPES = (str, int, bytes, bool, float, type(None))
 _METHOD_FLAG_IN_LOAD_ATTR = sys.version_info >= (3, 12)
 
@@ -47,10 +49,19 @@ class PathRead:
     method: bool = False
 
 
+Path = tuple[str, str, tuple[Step, ...]]  # (root_kind, root, steps)
+
+
 @dataclass(frozen=True)
 class CodeReads:
+    """``reads``: paths the code only reads. ``own_reads`` (by line): paths it also stores
+    to, whose value matters only where a read comes before the store; ``stores`` (by line):
+    what each line stores to."""
+
     reads: tuple[PathRead, ...]
-    stores: frozenset[tuple[str, str, tuple[Step, ...]]]
+    stores: frozenset[Path]
+    own_reads: dict[int, tuple[PathRead, ...]]
+    stores_by_line: dict[int, frozenset[Path]]
 
 
 def _is_key(value: Any) -> bool:
@@ -70,10 +81,13 @@ class _Scanner:
     def __init__(self, code: CodeType) -> None:
         self.code = code
         self.reads: list[PathRead] = []
-        self.stores: set[tuple[str, str, tuple[Step, ...]]] = set()
+        self.stores: set[Path] = set()
+        self.stores_by_line: dict[int, set[Path]] = {}
         self.chain: tuple[str, str, list[Step], int | None] | None = None
         self.key: Any = _NO_KEY
         self.line: int | None = code.co_firstlineno
+        # ``self.n += 1``, ``D["k"] += 1``: the path copied before its read, stored after.
+        self.augmented: tuple[str, str, tuple[Step, ...], Any] | None = None
 
     def _kind_of_deref(self, name: str) -> str:
         # A variable of this function that inner functions capture is still its own local.
@@ -92,11 +106,16 @@ class _Scanner:
         self.flush()
         self.chain = (kind, root, [], self.line)
 
-    def scan(self) -> CodeReads:
+    def store(self, path: Path) -> None:
+        self.stores.add(path)
+        if self.line is not None:
+            self.stores_by_line.setdefault(self.line, set()).add(path)
+
+    def scan(self) -> tuple[list[PathRead], set[Path], dict[int, set[Path]]]:
         for instruction in dis.get_instructions(self.code):
             self.step(instruction)
         self.flush()
-        return CodeReads(tuple(self.reads), frozenset(self.stores))
+        return self.reads, self.stores, self.stores_by_line
 
     def step(self, ins: dis.Instruction) -> None:
         positions = getattr(ins, "positions", None)
@@ -136,20 +155,32 @@ class _Scanner:
         elif _is_subscript(ins) and self.chain is not None and self.key is not _NO_KEY:
             self.chain[2].append((ITEM, self.key))
             self.key = _NO_KEY
+        elif op in _COPIES and self.chain is not None:
+            kind, root, chain_steps, _ = self.chain
+            self.augmented = (kind, root, tuple(chain_steps), self.key)
+        elif op == "STORE_ATTR" and self.chain is None and self.augmented is not None:
+            kind, root, held, _ = self.augmented
+            self.store((kind, root, (*held, (ATTR, ins.argval))))
+            self.augmented = None
+        elif op == "STORE_SUBSCR" and self.chain is None and self.augmented is not None:
+            kind, root, held, key = self.augmented
+            if key is not _NO_KEY:
+                self.store((kind, root, (*held, (ITEM, key))))
+            self.augmented = None
         elif op == "STORE_ATTR" and self.chain is not None and self.key is _NO_KEY:
             kind, root, steps, _ = self.chain
-            self.stores.add((kind, root, (*steps, (ATTR, ins.argval))))
+            self.store((kind, root, (*steps, (ATTR, ins.argval))))
             self.chain = None
         elif op == "STORE_SUBSCR" and self.chain is not None and self.key is not _NO_KEY:
             kind, root, steps, _ = self.chain
-            self.stores.add((kind, root, (*steps, (ITEM, self.key))))
+            self.store((kind, root, (*steps, (ITEM, self.key))))
             self.chain, self.key = None, _NO_KEY
         elif op in ("STORE_GLOBAL", "STORE_NAME"):
             self.flush()
-            self.stores.add((GLOBAL, ins.argval, ()))
+            self.store((GLOBAL, ins.argval, ()))
         elif op == "STORE_DEREF":
             self.flush()
-            self.stores.add((self._kind_of_deref(ins.argval), ins.argval, ()))
+            self.store((self._kind_of_deref(ins.argval), ins.argval, ()))
         else:
             self.flush()
 
@@ -167,12 +198,20 @@ def code_reads(code: CodeType) -> CodeReads:
     """The paths ``code`` reads, in order, without those it stores to (cached per code)."""
     found = _CACHE.get(code)
     if found is None:
-        scanned = _Scanner(code).scan()
-        own = scanned.stores
-        reads = tuple(
-            read for read in scanned.reads if (read.root_kind, read.root, read.steps) not in own
+        scanned, stores, by_line = _Scanner(code).scan()
+        reads: list[PathRead] = []
+        own_reads: dict[int, list[PathRead]] = {}
+        for read in scanned:
+            if (read.root_kind, read.root, read.steps) not in stores:
+                reads.append(read)
+            elif read.line is not None and not read.method:
+                own_reads.setdefault(read.line, []).append(read)
+        found = _CACHE[code] = CodeReads(
+            tuple(reads),
+            frozenset(stores),
+            {line: tuple(paths) for line, paths in own_reads.items()},
+            {line: frozenset(paths) for line, paths in by_line.items()},
         )
-        found = _CACHE[code] = CodeReads(reads, own)
     return found
 
 

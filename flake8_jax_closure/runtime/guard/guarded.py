@@ -23,6 +23,7 @@ from types import MethodType
 from typing import Any
 
 from .errors import StaleCaptureWarning, error_for, retrace_advice
+from .nested import drop_nested_traces
 from .probes import PENDING, PROBES, Probe, eager, probe_for, probe_key, warn_at_user_code
 from .reads import Change, Read, Record
 from .signatures import EXACT, coarse_signature, jit_signature, same_signature
@@ -30,6 +31,18 @@ from .state import MAX_EVENTS, OFF, RECORD, SETTINGS, StaleEvent
 from .tracing import ACTIVE, active_session
 
 MAX_RECORDS = 64  # traces remembered per function; JAX's own caches are bounded too
+
+
+class Outcome:
+    """The result of running the function as Python, to compare with the compiled call's."""
+
+    def __init__(self, value: Any, failed: bool = False) -> None:
+        self.value, self.failed = value, failed
+
+    def differs_from(self, compiled: Any) -> bool:
+        from ..instrument import difference_between
+
+        return not self.failed and difference_between(compiled, self.value) > 0
 
 
 class GuardedFunction:
@@ -69,7 +82,7 @@ class GuardedFunction:
         traces = probe.traces
         out = self._compiled(*args, **kwargs)
         if probe.traces != traces:
-            self._tag(probe, traces, args, kwargs, None)
+            return self._traced(probe, traces, "__call__", args, kwargs, None, out)
         return out
 
     def _invoke(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -96,20 +109,50 @@ class GuardedFunction:
             stale_record = next(r for r in candidates if r.number in stale)
             self._retrace(stale[stale_record.number])
             probe, candidates, matched = self._probe, [], []
+        reused = candidates
+        all_stale = bool(reused) and all(r.number in stale for r in reused) and mode != "retrace"
+        # Values the trace itself changed after reading them: stale only if the function, run
+        # now, disagrees (before the call: donated arguments are gone after it).
+        proof = None
+        if all_stale and all(change.read.written for change in stale[reused[0].number]):
+            proof = self._run_now(method, stale[reused[0].number], args, kwargs)
         traces = probe.traces
         out = getattr(self._compiled, method)(*args, **kwargs)
         if probe.traces != traces:
-            self._tag(probe, traces, args, kwargs, signature)
-            return out
+            return self._traced(probe, traces, method, args, kwargs, signature, out)
         # The call reused a trace: the one its signature names, or one of the candidates. The
         # guard fires only when every trace the call may have reused is stale.
-        reused = candidates
-        if reused and all(r.number in stale for r in reused) and mode != "retrace":
-            self._stale(reused[0], stale[reused[0].number])
+        if all_stale:
+            changes = stale[reused[0].number]
+            if proof is not None and not proof.differs_from(out):
+                for change in changes:
+                    change.read.accept(change.now)
+                reused[0].refresh()
+            else:
+                self._stale(reused[0], changes)
         if outer is not None:
             for record in reused:
                 outer.nested.extend(read.bound(args, kwargs) for read in record.reads)
         return out
+
+    def _run_now(
+        self, method: str, changes: list[Change], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        """What the function returns when run now as Python (as ``jax.disable_jit()`` runs
+        it), with the values it stores to put back afterwards."""
+        if method != "__call__":
+            return Outcome(None, failed=True)  # nothing returned to compare: not stale
+        import jax
+
+        saved = [(change.read, change.read.current(args, kwargs)) for change in changes]
+        try:
+            with jax.disable_jit():
+                return Outcome(self._function(*args, **kwargs))
+        except Exception:  # noqa: BLE001 - no answer: the guard does not fire on a guess
+            return Outcome(None, failed=True)
+        finally:
+            for read, value in saved:
+                read.restore(args, kwargs, value)
 
     def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         signature = None
@@ -117,16 +160,51 @@ class GuardedFunction:
             signature = jit_signature(self._compiled, args, kwargs)
         return signature if signature is not None else coarse_signature(args, kwargs)
 
-    def _tag(
+    def _traced(
         self,
         probe: Probe,
         traces: int,
+        method: str,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         signature: Any,
-    ) -> None:
+        out: Any,
+    ) -> Any:
+        """The call traced afresh, with the current values, except where JAX reused the trace
+        of a body (``lax.scan``, ``fori_loop``, see ``nested``) made with values changed since:
+        then this fresh trace is stale too."""
+        new = self._tag(probe, args, kwargs, signature)
+        if SETTINGS.mode == OFF:
+            return out
+        for record in new:
+            if record.check(args, kwargs):
+                continue
+            # What the trace changed itself is not stale now.
+            changes = [c for c in record.changes(args, kwargs) if not c.read.written]
+            if not changes:
+                continue
+            if SETTINGS.mode != "retrace":
+                self._stale(record, changes)
+                continue
+            # Trace again, bodies included: JAX's cache of body traces is emptied.
+            self._retrace(changes)
+            probe = self._probe
+            traces = probe.traces
+            out = getattr(self._compiled, method)(*args, **kwargs)
+            if probe.traces != traces:
+                self._tag(probe, args, kwargs, signature)
+            return out
+        return out
+
+    def _tag(
+        self,
+        probe: Probe,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        signature: Any,
+    ) -> list[Record]:
         """Give the traces made during this call the call's signature, replacing older
-        traces of the same signature (JAX evicted or replaced them)."""
+        traces of the same signature (JAX evicted or replaced them); returns them."""
         if signature is None:
             signature = self._signature(args, kwargs)
         new = [r for r in probe.records if r.signature is PENDING]
@@ -137,6 +215,7 @@ class GuardedFunction:
                 r for r in probe.records if r in new or not same_signature(r.signature, signature)
             ]
         del probe.records[: max(0, len(probe.records) - MAX_RECORDS)]
+        return new
 
     def _stale(self, record: Record, changes: list[Change]) -> None:
         self._statistics.stale_calls += 1
@@ -187,6 +266,7 @@ class GuardedFunction:
                     retrace_advice(statistics.label, name, change.code, count, statistics.calls),
                     StaleCaptureWarning,
                 )
+        drop_nested_traces()  # bodies JAX traced apart are traced again too
         fresh = Probe(self._function, statistics)
         PROBES[probe_key(self._kind, self._function)] = fresh
         self._probe = fresh

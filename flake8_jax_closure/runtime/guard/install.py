@@ -22,6 +22,7 @@ from typing import Any
 
 from .guarded import GuardedFunction
 from .library import is_user_code
+from .nested import unwatch_nested_traces, watch_nested_traces
 from .state import MODES, OFF, RECORD, SETTINGS
 from .tracing import main_code
 
@@ -145,6 +146,7 @@ def install(mode: str = "error") -> None:
 
     for module in (jax, jax.experimental.pjit):
         _patch_module(module)
+    watch_nested_traces()
     try:  # hide the guard's frames from tracebacks, as JAX hides its own
         from jax._src import traceback_util
 
@@ -166,6 +168,7 @@ def uninstall() -> None:
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(_hook)
         _hook = None
+    unwatch_nested_traces()
     for (module_name, attribute), (real, present) in list(_originals.items()):
         module = sys.modules.get(module_name)
         if module is not None:

@@ -18,6 +18,7 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from .library import is_user_code
+from .nested import mark_probe
 from .reads import Record
 from .resolve import source_location
 from .state import SETTINGS, FunctionStatistics
@@ -84,6 +85,7 @@ class Probe:
             return probe.run(args, kwargs)
 
         functools.update_wrapper(traced, function)
+        mark_probe(traced)
         if self.code is not None and "__name__" not in traced.__dict__:
             traced.__name__ = traced.__qualname__ = self.code.co_name
         return traced

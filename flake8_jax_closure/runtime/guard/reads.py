@@ -10,6 +10,7 @@ themselves.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import keyword
 from collections.abc import Callable
@@ -46,6 +47,9 @@ class Root:
         """This root for a trace nested in another: arguments become the objects passed."""
         return self
 
+    def assign(self, value: Any) -> None:
+        """Bind the root's name to ``value`` again (globals and closure cells only)."""
+
 
 class GlobalRoot(Root):
     def __init__(self, namespace: dict[str, Any], name: str) -> None:
@@ -53,6 +57,9 @@ class GlobalRoot(Root):
 
     def value(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.namespace[self.label]
+
+    def assign(self, value: Any) -> None:
+        self.namespace[self.label] = value
 
     def expression(self, names: dict[str, Any], index: int) -> str:
         names[f"g{index}"] = self.namespace
@@ -65,6 +72,9 @@ class CellRoot(Root):
 
     def value(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.cell.cell_contents
+
+    def assign(self, value: Any) -> None:
+        self.cell.cell_contents = value
 
     def expression(self, names: dict[str, Any], index: int) -> str:
         names[f"c{index}"] = self.cell
@@ -154,6 +164,9 @@ class Read:
     expected: Any
     fingerprint: Callable[[Any], Any] | None = None
     expected_fingerprint: Any = None
+    # The trace stored to this path after reading it: ``expected`` is the value it read
+    # first, and a changed value is stale only if running the function now says so.
+    written: bool = False
 
     @property
     def name(self) -> str:
@@ -207,7 +220,23 @@ class Read:
             self.expected,
             self.fingerprint,
             self.expected_fingerprint,
+            self.written,
         )
+
+    def restore(self, args: tuple[Any, ...], kwargs: dict[str, Any], value: Any) -> None:
+        """Put ``value`` back at the path (after running the function to compare)."""
+        if value is MISSING:
+            return
+        with contextlib.suppress(Exception):
+            if not self.steps:
+                self.root.assign(value)
+                return
+            holder = walk(self.root.value(args, kwargs), self.steps[:-1])
+            kind, key = self.steps[-1]
+            if kind == ATTR:
+                setattr(holder, key, value)
+            else:
+                holder[key] = value
 
 
 def _fingerprints_equal(old: Any, new: Any) -> bool:

@@ -38,9 +38,13 @@ if TYPE_CHECKING:
     from .tracing import Session, Visit
 
 
-def resolve_reads(session: Session) -> list[Read]:
-    """Every value the session's trace read from outside its arguments, resolved now."""
-    return _Resolver(session).reads()
+def resolve_reads(
+    session: Session, visits: list[Visit], nested: list[Read], top: bool = False
+) -> list[Read]:
+    """What ``visits`` (frames the session's trace ran) read from outside the trace, resolved
+    now, then the ``nested`` reads. ``top``: the visits start with the traced function, whose
+    arguments are read from each call."""
+    return _Resolver(session, visits, nested, top).reads()
 
 
 def _contains_tracers(value: Any) -> bool:
@@ -78,11 +82,19 @@ def _plain_instance_attribute(value: Any, name: str) -> bool:
     """``value.name`` is data stored on the instance or its class, not computed by a property,
     ``__getattr__`` or a custom ``__getattribute__``."""
     owner = type(value)
-    if getattr(owner, "__getattribute__", None) is not object.__getattribute__:
-        return False
-    found = class_attribute(owner, name)
     instance = getattr(value, "__dict__", None)
     in_instance = isinstance(instance, dict) and name in instance
+    lookup = getattr(owner, "__getattribute__", None)
+    if lookup is not object.__getattribute__:
+        # A type written in C with its own slot (``types.SimpleNamespace``, ``argparse``'s
+        # results are Python): plain when the value is the one its ``__dict__`` holds.
+        return (
+            type(lookup).__name__ == "wrapper_descriptor"
+            and in_instance
+            and class_attribute(owner, name) is MISSING
+            and _same_as_stored(value, name, instance)
+        )
+    found = class_attribute(owner, name)
     if found is MISSING:
         return in_instance
     descriptor = type(found)
@@ -93,6 +105,16 @@ def _plain_instance_attribute(value: Any, name: str) -> bool:
             return False  # a property: the getter's own frame holds its reads
         return in_instance  # a method, unless the instance shadows it
     return True
+
+
+def _same_as_stored(value: Any, name: str, instance: Any) -> bool:
+    try:
+        return getattr(value, name) is instance[name]
+    except Exception:  # noqa: BLE001 - an attribute that cannot be read is not followed
+        return False
+
+
+_NOW: Any = object()  # a path read as it is when the trace ends
 
 
 class _Followed:
@@ -199,48 +221,78 @@ def _rule(root_kind: str, root: str, steps: tuple[Step, ...], kind: str) -> tupl
 
 
 class _Resolver:
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self, session: Session, visits: list[Visit], nested: list[Read], top: bool
+    ) -> None:
         self.session = session
+        self.visits, self.nested, self.top = visits, nested, top
         self._functions: dict[CodeType, list[FunctionType]] | None = None
         self._searched: set[CodeType] = set()
 
     def reads(self) -> list[Read]:
         found: dict[tuple[Any, ...], Read] = {}
-        top_seen = False
-        for visit in self.session.visits:
+        tops = self._tops()
+        # Paths the trace stored to first: the value it read before its own store is the
+        # one it depends on (and a later read elsewhere sees the trace's own value).
+        for visit, top in zip(self.visits, tops, strict=True):
+            for path, before in visit.before.values():
+                self._add(found, visit, path, top, before)
+        for visit, top in zip(self.visits, tops, strict=True):
+            for path in code_reads(visit.code).reads:
+                if path.line is None or path.line in visit.lines:
+                    self._add(found, visit, path, top, _NOW)
+        return list(found.values()) + self.nested
+
+    def _tops(self) -> list[bool]:
+        """Which visit is the traced function itself, whose arguments each call passes."""
+        tops, top_seen = [], not self.top
+        for visit in self.visits:
             top = (
                 not top_seen
                 and visit.code is self.session.top_code
                 and self.session.arguments_are_roots
             )
             top_seen = top_seen or top
-            for path in code_reads(visit.code).reads:
-                if path.line is not None and path.line not in visit.lines:
-                    continue
-                resolved = self._root(visit, path, top)
-                if resolved is None:
-                    continue
-                root, key, value = resolved
-                followed = _follow(value, path.steps)
-                if followed is None:
-                    continue
-                identity = (key, followed.steps)
-                if identity in found:
-                    continue
-                code, kind = _rule(path.root_kind, path.root, followed.steps, followed.kind)
-                leaf = followed.leaf
-                fingerprint = fingerprint_function(leaf)
-                found[identity] = Read(
-                    root,
-                    followed.steps,
-                    code,
-                    kind,
-                    source_location(visit.code, path.line),
-                    leaf,
-                    fingerprint,
-                    fingerprint(leaf) if fingerprint is not None else None,
-                )
-        return list(found.values()) + self.session.nested
+            tops.append(top)
+        return tops
+
+    def _add(
+        self,
+        found: dict[tuple[Any, ...], Read],
+        visit: Visit,
+        path: PathRead,
+        top: bool,
+        before: Any,
+    ) -> None:
+        resolved = self._root(visit, path, top)
+        if resolved is None:
+            return
+        root, key, value = resolved
+        followed = _follow(value, path.steps)
+        if followed is None:
+            return
+        identity = (key, followed.steps)
+        if identity in found:
+            return
+        leaf = followed.leaf
+        written = before is not _NOW
+        if written:
+            if followed.steps != path.steps or before is MISSING or is_tracer(before):
+                return
+            leaf = before
+        code, kind = _rule(path.root_kind, path.root, followed.steps, followed.kind)
+        fingerprint = fingerprint_function(leaf)
+        found[identity] = Read(
+            root,
+            followed.steps,
+            code,
+            kind,
+            source_location(visit.code, path.line),
+            leaf,
+            fingerprint,
+            fingerprint(leaf) if fingerprint is not None else None,
+            written,
+        )
 
     def _root(
         self, visit: Visit, path: PathRead, top: bool

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from types import CodeType, FrameType, FunctionType
 from typing import Any
 
-from .bytecode import argument_names
+from .bytecode import GLOBAL, Path, PathRead, argument_names, code_reads
 from .library import is_user_code
-from .reads import MISSING, Read
+from .reads import MISSING, Read, walk
 from .resolve import class_attribute, resolve_reads
 
 TraceFunction = Callable[[FrameType, str, Any], Any]
@@ -48,9 +48,12 @@ def active_session() -> Session | None:
 
 
 class Visit:
-    """One frame of user code that ran during the trace."""
+    """One frame of user code that ran during the trace. For code that stores to a path it
+    also reads (``self.n += 1``, ``if self.scale is None: self.scale = ...``), ``before``
+    keeps the value of each such path at its first read, if no store of this frame came
+    first: the value the trace depends on, which the trace itself then changed."""
 
-    __slots__ = ("code", "namespace", "args", "free", "frame", "lines")
+    __slots__ = ("code", "namespace", "args", "free", "frame", "lines", "before", "_written")
 
     def __init__(self, frame: FrameType) -> None:
         code = frame.f_code
@@ -61,11 +64,38 @@ class Visit:
         self.free = {n: local_values.get(n, MISSING) for n in code.co_freevars}
         self.frame: FrameType | None = frame
         self.lines: set[int] = set()
+        self.before: dict[Path, tuple[PathRead, Any]] = {}
+        self._written: set[Path] = set()
 
     def local_trace(self, frame: FrameType, event: str, arg: Any) -> TraceFunction:
         if event == "line":
             self.lines.add(frame.f_lineno)
         return self.local_trace
+
+    def local_trace_with_stores(self, frame: FrameType, event: str, arg: Any) -> TraceFunction:
+        if event == "line":
+            line = frame.f_lineno
+            self.lines.add(line)
+            facts = code_reads(self.code)
+            for path in facts.own_reads.get(line, ()):
+                key = (path.root_kind, path.root, path.steps)
+                if key not in self._written and key not in self.before:
+                    self.before[key] = (path, _value_before(frame, path))
+            # Marked when the line starts: its reads come before its store (``n += 1``).
+            self._written |= facts.stores_by_line.get(line, frozenset())
+        return self.local_trace_with_stores
+
+
+def _value_before(frame: FrameType, path: PathRead) -> Any:
+    """The value of ``path`` now, as the line about to run will read it."""
+    try:
+        if path.root_kind == GLOBAL:
+            value = frame.f_globals[path.root]
+        else:
+            value = frame.f_locals[path.root]
+        return walk(value, path.steps)
+    except Exception:  # noqa: BLE001 - not there yet: the line will fail or store it first
+        return MISSING
 
 
 class _Both:
@@ -132,6 +162,8 @@ class Session:
         visit = Visit(frame)
         self.visits.append(visit)
         self.by_frame[frame] = visit
+        if code_reads(frame.f_code).own_reads:
+            return visit.local_trace_with_stores
         return visit.local_trace
 
     def __enter__(self) -> Session:
@@ -151,10 +183,22 @@ class Session:
             sys.settrace(self.previous)
             self.previous = None
 
+    def mark(self) -> tuple[int, int]:
+        """Where the trace is now: what ran after this is told by ``ran_since``."""
+        return len(self.visits), len(self.nested)
+
+    def ran_since(self, mark: tuple[int, int]) -> bool:
+        return (len(self.visits), len(self.nested)) != mark
+
+    def reads_since(self, mark: tuple[int, int]) -> list[Read]:
+        """What the frames that ran since ``mark`` read (a body JAX traced apart)."""
+        visits, nested = mark
+        return resolve_reads(self, self.visits[visits:], self.nested[nested:])
+
     def reads(self) -> list[Read]:
         """Every value the trace read from outside its arguments, resolved now."""
         try:
-            return resolve_reads(self)
+            return resolve_reads(self, self.visits, self.nested, top=True)
         finally:
             for visit in self.visits:
                 visit.frame = None  # frames hold tracers: let them go
