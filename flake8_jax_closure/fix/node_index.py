@@ -13,20 +13,29 @@ from .node_positions import node_ranges
 class NodeIndex:
     """The nodes of one piece that a plan can name, by their position in the whole source."""
 
-    _KINDS = (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript, cst.Name)
+    # By exact type (none of them has subclasses): libcst's node classes are abstract base
+    # classes, and an ``isinstance`` check against them per node of every piece costs more
+    # than the rest of the indexing.
+    _KINDS: dict[type[cst.CSTNode], str] = {
+        kind: kind.__name__
+        for kind in (cst.FunctionDef, cst.Lambda, cst.Call, cst.Attribute, cst.Subscript, cst.Name)
+    }
 
     def __init__(self, module: cst.Module, line_offset: int) -> None:
         self.positions = positions = node_ranges(module)
         self._nodes: dict[tuple[str, Span], cst.CSTNode] = {}
         self._statements: dict[int, cst.SimpleStatementLine] = {}
+        kinds, nodes, statements = self._KINDS, self._nodes, self._statements
         for node, ((start_line, start_column), (end_line, end_column)) in positions.items():
-            span = (start_line + line_offset, start_column, end_line + line_offset, end_column)
-            if isinstance(node, self._KINDS):
-                self._nodes.setdefault((type(node).__name__, span), node)
-            elif isinstance(node, cst.SimpleStatementLine):
-                self._statements.setdefault(span[0], node)
-            if isinstance(node, cst.FunctionDef):
-                self._nodes[("def", (span[0], span[1], 0, 0))] = node
+            kind = kinds.get(type(node))
+            if kind is not None:
+                start_line += line_offset
+                span = (start_line, start_column, end_line + line_offset, end_column)
+                nodes.setdefault((kind, span), node)
+                if kind == "FunctionDef":
+                    nodes[("def", (start_line, start_column, 0, 0))] = node
+            elif type(node) is cst.SimpleStatementLine:
+                statements.setdefault(start_line + line_offset, node)
 
     def function(self, fix: FunctionFix) -> cst.FunctionDef | cst.Lambda | None:
         if fix.is_lambda:

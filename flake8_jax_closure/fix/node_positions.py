@@ -82,9 +82,8 @@ class _PositionState(CodegenState):
         self._starts.append((self.line, self.column))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._starts.pop()
-        if node not in self.ranges:  # a syntactic range recorded inside it wins
-            self.ranges[node] = (start, (self.line, self.column))
+        # A syntactic range recorded inside it wins.
+        self.ranges.setdefault(node, (self._starts.pop(), (self.line, self.column)))
 
     def record_syntactic_position(  # type: ignore[override]
         self,

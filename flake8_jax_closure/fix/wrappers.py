@@ -5,6 +5,7 @@ they are when it runs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import libcst as cst
 
@@ -99,7 +100,9 @@ class WrapperBuilder:
             f"def {name}({signature}){annotation}:\n{body}{indent}return {target}"
             f"({', '.join(arguments)})\n"
         )
-        wrapper = cst.parse_statement(source, config=self.module.config_for_parsing)
+        module = self.module
+        config = _parsing_config(module.encoding, module.default_indent, module.default_newline)
+        wrapper = cst.parse_statement(source, config=config)
         blank = [cst.EmptyLine(indent=False)] * (2 if module_level else 1)
         assert isinstance(wrapper, cst.FunctionDef)
         # The body's own indentation, not the piece's (a nested piece sits under a header).
@@ -107,6 +110,15 @@ class WrapperBuilder:
         wrapper = wrapper.with_changes(leading_lines=blank, body=body_block)
         self.made.add(id(wrapper))
         return wrapper
+
+
+@lru_cache(maxsize=None)
+def _parsing_config(encoding: str, indent: str, newline: str) -> cst.PartialParserConfig:
+    """``Module.config_for_parsing``, made once per style: a fix makes a wrapper per compiled
+    function, and each new config parses its Python versions again."""
+    return cst.PartialParserConfig(
+        encoding=encoding, default_indent=indent, default_newline=newline
+    )
 
 
 def has_wrapper(fix: FunctionFix) -> bool:

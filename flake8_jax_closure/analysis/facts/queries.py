@@ -12,12 +12,13 @@ from __future__ import annotations
 import ast
 import bisect
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
+from typing import Generic, TypeVar
 
 from ..words import INDEX_AFTER, word_index, word_lines
 from .collector import Collector
-from .model import AttributeRef, Binding, BindingKind, Mutation, Read, Scope, ScopeKind
+from .model import AttributeRef, Binding, BindingKind, Mutation, Read, Scope, ScopeKind, Site
 from .skeleton import Skeleton, Unit
 
 
@@ -49,6 +50,9 @@ class Facts:
         self._word_index: dict[str, list[int]] | None = None
         self._local: set[tuple[int, str]] = set()
         self._resolved: dict[tuple[int, str], Scope] = {}
+        self._owned_bindings = _ByOwner(self.bindings)
+        self._owned_reads = _ByOwner(self.reads)
+        self._owned_mutations = _ByOwner(self.mutations)
 
     # -- recording (the collector) ---------------------------------------------------------------
 
@@ -184,7 +188,7 @@ class Facts:
         self.ensure_names([name], within=owner)
         for declarer in self._declarers(owner, name):
             self.ensure_names([name], within=declarer)
-        result = [b for b in self.bindings.get(name, ()) if self.resolve(b.scope, name) is owner]
+        result = self._owned_bindings.of(owner, name, self.resolve)
         if name in owner.params:
             result.append(self._param_binding(owner, name))
         result.sort(key=lambda b: b.at)
@@ -196,11 +200,11 @@ class Facts:
     def reads_of(self, owner: Scope, name: str) -> list[Read]:
         """Reads of the variable ``name`` of ``owner``, anywhere in the code that can see it."""
         self.ensure_names([name], within=owner)
-        return [r for r in self.reads.get(name, ()) if self.resolve(r.scope, name) is owner]
+        return self._owned_reads.of(owner, name, self.resolve)
 
     def mutations_of(self, owner: Scope, name: str) -> list[Mutation]:
         self.ensure_names([name], within=owner)
-        return [m for m in self.mutations.get(name, ()) if self.resolve(m.scope, name) is owner]
+        return self._owned_mutations.of(owner, name, self.resolve)
 
     def attribute_changes(self, attr: str) -> list[Mutation]:
         """Every ``<name>.attr... = ...`` and in-place change below ``<name>.attr``."""
@@ -270,6 +274,42 @@ class Facts:
     def all_scopes(self) -> Iterator[Scope]:
         """Function and class scopes from the statement walk; expression scopes as visited."""
         return self.module_scope.walk()
+
+
+_Fact = TypeVar("_Fact", bound=Site)
+
+
+class _ByOwner(Generic[_Fact]):
+    """Facts of one kind (bindings, reads or changes), each filed under the scope that owns its
+    name once, the first time a question asks about that name. Asking for each owner's share
+    by filtering every fact of the name would cost the number of owners times the number of
+    facts: quadratic in a module where many functions bind the same local name.
+
+    Each question first files the facts recorded since the last one (the visits its own
+    question triggers included), in the order they were recorded: every share keeps that
+    order, as filtering the whole list in order would give.
+    """
+
+    def __init__(self, recorded: dict[str, list[_Fact]]) -> None:
+        self._recorded = recorded
+        self._filed: dict[str, int] = {}  # name -> how many of its facts are filed
+        self._shares: dict[tuple[Scope, str], list[_Fact]] = {}
+
+    def of(self, owner: Scope, name: str, resolve: Callable[[Scope, str], Scope]) -> list[_Fact]:
+        """``owner``'s share of the facts of ``name``; ``resolve`` finds a fact's owner (given
+        here, not kept: these tables must not hold the facts that hold them)."""
+        recorded = self._recorded.get(name)
+        if recorded is None:
+            return []
+        filed = self._filed.get(name, 0)
+        # ``resolve`` may visit more units, recording more facts of the name: file them too.
+        while filed < len(recorded):
+            fact = recorded[filed]
+            filed += 1
+            self._filed[name] = filed
+            key = (resolve(fact.scope, name), name)
+            self._shares.setdefault(key, []).append(fact)
+        return list(self._shares.get((owner, name), ()))
 
 
 def _searchable(text: str) -> str:
