@@ -49,6 +49,7 @@ from ._common import STALE, finding, subject
 CODE = "JC199"
 SUMMARY = "compiled function reads an upper-case global that is rebound after tracing"
 OWNERS = frozenset({Owner.MODULE})
+RUNTIME_ADVICE = "make {name} an argument of the compiled function"
 
 
 def detect(module: ModuleFacts, owners: frozenset[Owner]) -> Iterator[StaleCapture]:

@@ -5,7 +5,8 @@
   a detection name the same function, which runs once for all of them;
 - ``OWNERS``: where the variables it reports live (globals, variables of enclosing functions), so
   that a shared detection skips what no selected rule reports;
-- ``check(capture)``: the finding, when the capture is this rule's.
+- ``check(capture)``: the finding, when the capture is this rule's;
+- ``RUNTIME_ADVICE``: what the runtime guard advises when it sees such a value change.
 """
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ def selected_findings(
                         found.append((capture, finding))
                     break
     return found
+
+
+def runtime_advice(code: str, name: str) -> str:
+    """What to do about ``name`` when the guard sees it change under a compiled function
+    (JC103's advice for a value no rule names)."""
+    module = next((m for m in _MODULES if m.CODE == code), jc103_mutated_in_place)
+    return str(module.RUNTIME_ADVICE).format(name=name)
 
 
 def rule_documentation(code: str) -> str | None:

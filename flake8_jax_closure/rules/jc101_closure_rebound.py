@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 
 CODE = "JC101"
 SUMMARY = "compiled function reads a closure variable that is rebound after tracing"
+# What the guard advises when it sees this rule's value change at run time.
+RUNTIME_ADVICE = (
+    "make {name} an argument of the compiled function instead of a variable of the "
+    "enclosing function (`flake8-jax-closure fix` lifts it into a keyword-only parameter)"
+)
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
 OWNERS = frozenset({Owner.ENCLOSING})

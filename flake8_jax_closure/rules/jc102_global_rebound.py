@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 
 CODE = "JC102"
 SUMMARY = "compiled function reads a module global that is rebound after tracing"
+# What the guard advises when it sees this rule's value change at run time.
+RUNTIME_ADVICE = (
+    "make {name} an argument of the compiled function instead of a global "
+    "(`flake8-jax-closure fix` lifts it into a keyword-only parameter)"
+)
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
 OWNERS = frozenset({Owner.MODULE})

@@ -46,6 +46,11 @@ if TYPE_CHECKING:
 
 CODE = "JC103"
 SUMMARY = "compiled function reads an object that is mutated in place after tracing"
+# What the guard advises when it sees this rule's value change at run time.
+RUNTIME_ADVICE = (
+    "pass {name} to the compiled function as an argument instead of changing it in place "
+    "(`flake8-jax-closure fix` lifts the path it reads)"
+)
 # Shared with the other rules on values the compiled code reads (see ``analysis.captures``).
 detect = value_captures
 OWNERS = EVERY_OWNER

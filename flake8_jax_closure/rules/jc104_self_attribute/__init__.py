@@ -59,6 +59,11 @@ if TYPE_CHECKING:
 
 CODE = "JC104"
 SUMMARY = "compiled code holds self and reads an attribute that changes after tracing"
+# What the guard advises when it sees this rule's value change at run time.
+RUNTIME_ADVICE = (
+    "pass {name} to the compiled function as an argument (a wrapper method can pass it), "
+    "or register the class as a pytree so that its attributes are traced"
+)
 
 
 # ``self`` lives in the method that holds the compiled code; its attributes are the objects.

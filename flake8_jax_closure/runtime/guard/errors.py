@@ -4,26 +4,6 @@ from __future__ import annotations
 
 from .reads import Change
 
-# What the linter's fix does for each rule, in the words of a message.
-FIXES = {
-    "JC101": (
-        "make {name} an argument of the compiled function instead of a variable of the "
-        "enclosing function (`flake8-jax-closure fix` lifts it into a keyword-only parameter)"
-    ),
-    "JC102": (
-        "make {name} an argument of the compiled function instead of a global "
-        "(`flake8-jax-closure fix` lifts it into a keyword-only parameter)"
-    ),
-    "JC103": (
-        "pass {name} to the compiled function as an argument instead of changing it in place "
-        "(`flake8-jax-closure fix` lifts the path it reads)"
-    ),
-    "JC104": (
-        "pass {name} to the compiled function as an argument (a wrapper method can pass it), "
-        "or register the class as a pytree so that its attributes are traced"
-    ),
-}
-
 
 class StaleCaptureError(RuntimeError):
     """A compiled call would reuse a trace that read a value which has changed since.
@@ -47,7 +27,10 @@ class StaleCaptureWarning(UserWarning):
 
 
 def fix_hint(code: str, name: str) -> str:
-    return FIXES.get(code, FIXES["JC103"]).format(name=name)
+    """The rule's advice, from the rule itself (imported only when a message is written)."""
+    from ...rules import runtime_advice
+
+    return runtime_advice(code, name)
 
 
 _ARTICLES = {
