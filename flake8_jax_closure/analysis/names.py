@@ -3,6 +3,8 @@ makes a mutable reference that compiled code reads live."""
 
 from __future__ import annotations
 
+import ast
+
 # Transforms that trace once and cache the result: the ones that make captures stale.
 COMPILE_FUNCTIONS: frozenset[str] = frozenset(
     {
@@ -50,3 +52,10 @@ REF_CONSTRUCTORS: frozenset[str] = frozenset(
 
 def last_component(qualified_name: str) -> str:
     return qualified_name.rsplit(".", 1)[-1]
+
+
+def last_name(expr: ast.expr) -> str | None:
+    """``c`` for ``a.b.c`` or ``c``; None for any other expression."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else None

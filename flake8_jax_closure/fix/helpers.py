@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from ..analysis.captures import method_self_name
 from ..analysis.facts.model import BindingKind, Read, Scope, ScopeKind
 from ..analysis.facts.queries import Facts
+from ..analysis.names import last_name
 from ..rules.jc104_self_attribute.fix import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not
@@ -310,7 +311,7 @@ class HelperFinder:
         shown = f"{name}.{attribute}" if attribute else name
         if not isinstance(node, ast.FunctionDef):
             raise CannotThread(f"'{helper.name}' is async; the value cannot be passed through it")
-        decorators = [_base_name(d.func if isinstance(d, ast.Call) else d)
+        decorators = [last_name(d.func if isinstance(d, ast.Call) else d)
                       for d in node.decorator_list]  # fmt: skip
         refused = [d for d in decorators if d in _REFUSED_DECORATORS]
         if refused:
@@ -363,7 +364,7 @@ class HelperFinder:
             if scope.kind is not ScopeKind.CLASS or scope is cls:
                 continue
             assert isinstance(node, ast.ClassDef)
-            if not any(_base_name(base) == cls.name for base in node.bases):
+            if not any(last_name(base) == cls.name for base in node.bases):
                 continue
             if any(child.name == method.name for child in scope.children):
                 return True
@@ -378,11 +379,3 @@ _REFUSED_DECORATORS = frozenset(
 
 def _passes_keywords(call: ast.Call) -> bool:
     return all(keyword.arg is not None for keyword in call.keywords)
-
-
-def _base_name(base: ast.expr) -> str | None:
-    if isinstance(base, ast.Name):
-        return base.id
-    if isinstance(base, ast.Attribute):
-        return base.attr
-    return None

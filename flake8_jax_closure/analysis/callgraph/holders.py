@@ -322,24 +322,23 @@ def _unpacked_names(statement: ast.Assign | ast.AnnAssign) -> list[str]:
     return names
 
 
+def _single_target(statement: ast.AST) -> ast.expr | None:
+    """The one target of ``target = value`` or ``target: T = value``."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        return statement.targets[0]
+    if isinstance(statement, ast.AnnAssign):
+        return statement.target
+    return None
+
+
 def _single_attribute(statement: ast.AST) -> str | None:
     """``attr`` for ``<anything>.attr = value``."""
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0]
-    elif isinstance(statement, ast.AnnAssign):
-        target = statement.target
-    else:
-        return None
+    target = _single_target(statement)
     return target.attr if isinstance(target, ast.Attribute) else None
 
 
 def single_name(statement: ast.AST) -> str | None:
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0]
-    elif isinstance(statement, ast.AnnAssign):
-        target = statement.target
-    else:
-        return None
+    target = _single_target(statement)
     return target.id if isinstance(target, ast.Name) else None
 
 

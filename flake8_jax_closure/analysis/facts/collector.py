@@ -14,6 +14,7 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..names import last_name
 from .model import (
     AttributeRef,
     Binding,
@@ -442,10 +443,7 @@ class Collector:
 
 
 def _word(expr: ast.expr) -> str:
-    """The last name of ``a.b.c`` or ``c``."""
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return expr.id if isinstance(expr, ast.Name) else ""
+    return last_name(expr) or ""
 
 
 _FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}

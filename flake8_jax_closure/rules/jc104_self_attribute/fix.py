@@ -16,6 +16,7 @@ from ...analysis.captures import StaleCapture, method_self_name
 from ...analysis.compiled import CompiledFunction, Form
 from ...analysis.facts.model import Scope
 from ...analysis.facts.queries import Facts
+from ...analysis.names import last_name
 from ...fix.model import FunctionFix, NoFix, SitePlan
 from ...fix.names import Names
 from ...positions import SourceLines
@@ -96,18 +97,10 @@ def property_read_refusal(helper: Scope, shown: str) -> str | None:
     """Why a value read through the property ``helper`` cannot be passed (a property takes no
     arguments), or None when ``helper`` is no property."""
     decorators: list[ast.expr] = getattr(helper.node, "decorator_list", [])
-    if not any(_decorator_name(d) in _PROPERTIES for d in decorators):
+    if not any(last_name(d) in _PROPERTIES for d in decorators):
         return None
     return (
         f"'{shown}' is read through the property '{helper.name}'; pass it "
         "explicitly, register the class as a pytree, or move the compiled "
         "function out of the class"
     )
-
-
-def _decorator_name(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Name):
-        return decorator.id
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return None
