@@ -552,8 +552,8 @@ def run(args: argparse.Namespace) -> str:
         Goal(
             f"check --select JC101 / check, {more['lines']:,.0f} lines of JC102 findings",
             f"{more['check, JC101 only'] / more['check']:.2f}x",
-            "at most 0.5x (the other rules' work skipped)",
-            more["check, JC101 only"] <= 0.5 * more["check"],
+            "at most 0.6x (the other rules' work skipped)",
+            more["check, JC101 only"] <= 0.6 * more["check"],
         ),
         Goal(
             "language server, first code action (a second after the diagnostics)",
