@@ -389,8 +389,13 @@ def test_interrupt_exits_130_at_once(tmp_path: Path) -> None:
     big = "\n".join(
         SEED.replace("weights", f"w{i}").replace("def ", f"def f{i}_") for i in range(40)
     )
-    for index in range(600):
+    for index in range(200):
         (tmp_path / f"m{index}.py").write_text(big.replace("create_weight", f"c{index}"))
+    # A named pipe nobody writes to: the worker reading it waits for ever, so the run is still
+    # going when the interrupt comes, however fast the machine.
+    (tmp_path / "pipe").mkdir()
+    waiting = tmp_path / "pipe" / "waits.py"
+    os.mkfifo(waiting)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -401,6 +406,7 @@ def test_interrupt_exits_130_at_once(tmp_path: Path) -> None:
             "-j",
             "2",
             str(tmp_path),
+            str(waiting),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
