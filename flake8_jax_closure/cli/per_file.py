@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,22 @@ def run_all(
     """``work`` on each file, in ``jobs`` processes; the results in the files' order."""
     if jobs <= 1 or len(files) <= 2:
         return [work(path, settings, run, **kwargs) for path, settings in files]
-    pool = multiprocessing.Pool(min(jobs, len(files)), initializer=_worker_ignores_interrupts)
+    # An executor, not ``multiprocessing.Pool``: a pool's ``terminate`` waits for a lock that an
+    # idle worker holds while it waits for work, so Ctrl-C hung when one file was slow.
+    executor = ProcessPoolExecutor(
+        min(jobs, len(files)),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_ignores_interrupts,
+    )
     try:
-        results = pool.map(_apply, [(work, path, s, run, kwargs) for path, s in files], chunksize=1)
+        jobs_in_order = [(work, path, s, run, kwargs) for path, s in files]
+        results = list(executor.map(_apply, jobs_in_order, chunksize=1))
     except BaseException:
-        pool.terminate()  # Ctrl-C: stop at once, not after the running files
+        # Ctrl-C: stop at once, not after the running files (a worker may wait on a slow
+        # read for ever); the executor notices its workers are gone and lets go.
+        for child in multiprocessing.active_children():
+            child.kill()
+        executor.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.close()
-    pool.join()
+    executor.shutdown()
     return results
