@@ -411,6 +411,8 @@ def test_interrupt_exits_130_at_once(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell starts background jobs with Ctrl-C ignored, and the child would inherit that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3.0)  # past start-up, even on a busy machine: the workers are running
     assert process.poll() is None

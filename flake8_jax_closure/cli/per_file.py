@@ -147,22 +147,24 @@ def run_all(
     """``work`` on each file, in ``jobs`` processes; the results in the files' order."""
     if jobs <= 1 or len(files) <= 2:
         return [work(path, settings, run, **kwargs) for path, settings in files]
-    # An executor, not ``multiprocessing.Pool``: a pool's ``terminate`` waits for a lock that an
-    # idle worker holds while it waits for work, so Ctrl-C hung when one file was slow.
+    # An executor, not ``multiprocessing.Pool``: interrupted while a worker waited on a slow
+    # read, a pool's ``terminate`` at times hung or printed a traceback.
     executor = ProcessPoolExecutor(
         min(jobs, len(files)),
         mp_context=multiprocessing.get_context("fork"),
         initializer=_worker_ignores_interrupts,
     )
+    # Submitted one by one, not with ``map``, which cancels what is pending when interrupted:
+    # the executor then fails the cancelled work once it sees its workers gone, and raises.
+    futures = [executor.submit(_apply, (work, path, s, run, kwargs)) for path, s in files]
     try:
-        jobs_in_order = [(work, path, s, run, kwargs) for path, s in files]
-        results = list(executor.map(_apply, jobs_in_order, chunksize=1))
+        results = [future.result() for future in futures]
     except BaseException:
         # Ctrl-C: stop at once, not after the running files (a worker may wait on a slow
         # read for ever); the executor notices its workers are gone and lets go.
         for child in multiprocessing.active_children():
             child.kill()
-        executor.shutdown(wait=False, cancel_futures=True)
+        executor.shutdown(wait=False)
         raise
     executor.shutdown()
     return results
