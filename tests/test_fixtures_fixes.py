@@ -81,3 +81,12 @@ def test_fixed_output_does_not_depend_on_hash_seed() -> None:
     assert outputs == {
         (FIXTURES / "JC103" / "runnable_config.fixed.py").read_text(encoding="utf-8")
     }
+
+
+@pytest.mark.parametrize("fixture", FIXABLE, ids=lambda f: f.name)
+def test_fixed_output_keeps_crlf_line_endings(fixture: Fixture) -> None:
+    """A file with Windows line endings is fixed to the same text with Windows line endings:
+    no line the fix writes, nested or not, ends with a bare ``\\n``."""
+    settings = fixture.settings(unsafe_fixes=True)
+    expected = fix_source(fixture.source, settings).source.replace("\n", "\r\n")
+    assert fix_source(fixture.source.replace("\n", "\r\n"), settings).source == expected

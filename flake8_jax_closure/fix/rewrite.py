@@ -23,7 +23,7 @@ from .model import FunctionFix, with_carried
 from .node_index import NodeIndex
 from .transformer import LiftTransformer
 
-_HEADER = "if True:\n"
+_HEADER = "if True:"
 # Lines as Python counts them: ``str.splitlines`` also breaks at form feeds and other controls.
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -138,9 +138,17 @@ def _pieces(plans: Sequence[FunctionFix]) -> list[_Piece]:
     return pieces
 
 
+def _newline(line: str) -> str:
+    """The line's own ending (``\n`` for the last line of a file without one)."""
+    stripped = line.rstrip("\r\n")
+    return line[len(stripped) :] or "\n"
+
+
 def _parse(piece: _Piece, lines: list[str]) -> None:
     text = "".join(lines[piece.first - 1 : piece.last])
-    header = _HEADER if text[:1] in (" ", "\t") else ""
+    # libcst writes new lines with the first line ending it sees: the header's is the piece's.
+    first = lines[piece.first - 1]
+    header = _HEADER + _newline(first) if text[:1] in (" ", "\t") else ""
     try:
         piece.module = cst.parse_module(header + text)
     except (cst.ParserSyntaxError, RecursionError) as error:
@@ -152,7 +160,7 @@ def _parse(piece: _Piece, lines: list[str]) -> None:
 def _unwrap(code: str, piece: _Piece, lines: list[str]) -> str:
     original = "".join(lines[piece.first - 1 : piece.last])
     if original[:1] in (" ", "\t"):
-        code = code[len(_HEADER) :]
+        code = code[len(_HEADER) + len(_newline(lines[piece.first - 1])) :]
     return code
 
 
@@ -175,7 +183,7 @@ def _blank_after(piece: _Piece, lines: list[str]) -> str:
         if line.strip():
             if _indentation(line) != indent:
                 return ""
-            return "\n" * max(0, wanted - blank)
+            return _newline(lines[piece.first - 1]) * max(0, wanted - blank)
         blank += 1
     return ""
 
