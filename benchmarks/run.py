@@ -201,15 +201,21 @@ _PLAIN_BLOCK = (
     "            total -= value / (index + 1)\n"
     "    return total\n\n\n"
 )
+# The same function compiled by call: its fix renames the def, which libcst writes.
+_BY_CALL_BLOCK = _STALE_BLOCK.replace("@jax.jit\ndef step_{i}", "def step_{i}").replace(
+    "    return z\n\n\n", "    return z\n\n\nfast_step_{i} = jax.jit(step_{i})\n\n\n"
+)
 _HEADER = "import jax\nimport jax.numpy as jnp\n\n"
 
 
-def generated_module(lines: int, findings: int | None = None) -> str:
-    """A module of about ``lines`` lines; ``findings`` stale globals, or as many as fit."""
-    per_stale, per_plain = _STALE_BLOCK.count("\n"), _PLAIN_BLOCK.count("\n")
+def generated_module(lines: int, findings: int | None = None, by_call: bool = False) -> str:
+    """A module of about ``lines`` lines; ``findings`` stale globals, or as many as fit; their
+    functions decorated (the fix is written as text) or compiled by call (with libcst)."""
+    block = _BY_CALL_BLOCK if by_call else _STALE_BLOCK
+    per_stale, per_plain = block.count("\n"), _PLAIN_BLOCK.count("\n")
     if findings is None:
         findings = max(1, (lines - 3) // per_stale)
-    body = "".join(_STALE_BLOCK.format(i=i) for i in range(findings))
+    body = "".join(block.format(i=i) for i in range(findings))
     plain = max(0, (lines - 3 - findings * per_stale) // per_plain)
     body += "".join(_PLAIN_BLOCK.format(i=i) for i in range(plain))
     return _HEADER + body
@@ -460,9 +466,24 @@ def run(args: argparse.Namespace) -> str:
             (1,),
             env,
         )
-        formats = interleaved([text_output, json_output], max(5, args.repeat))
-        if same_outputs(json_output).count('"code": "JC102"') != 40:
-            raise BenchmarkError("the JSON output does not hold the 40 findings")
+        by_call = Path(folder) / "by_call_3000.py"
+        by_call.write_text(generated_module(3000, findings=40, by_call=True))
+        by_call_text = Command(
+            "check, text, compiled by call", [*tool, "check", "--no-cache", str(by_call)], (1,), env
+        )
+        by_call_json = Command(
+            "check, JSON with edits, compiled by call",
+            [*tool, "check", "--no-cache", "--format", "json", str(by_call)],
+            (1,),
+            env,
+        )
+        formats = interleaved(
+            [text_output, json_output, by_call_text, by_call_json], max(5, args.repeat)
+        )
+        for command in (json_output, by_call_json):
+            output = same_outputs(command)
+            if output.count('"code": "JC102"') != 40 or output.count('"edits": []'):
+                raise BenchmarkError("the JSON output does not hold the 40 findings and edits")
 
         editor = Path(folder) / "editor_2000.py"
         editor.write_text(generated_module(2000, findings=20))
@@ -499,6 +520,10 @@ def run(args: argparse.Namespace) -> str:
     small_extra = cpu_seconds(small_plugin) - cpu_seconds(small_alone)
     per_line = [seconds / count for _, count, seconds in scaling]
     fewer, more = fixing[FIX_SIZES[0]], fixing[FIX_SIZES[1]]
+    by_call_ratio = (
+        formats["check, JSON with edits, compiled by call"]
+        / formats["check, text, compiled by call"]
+    )
     goals = [
         Goal(
             "flake8 + plugin over flake8 (CPU time)",
@@ -529,6 +554,12 @@ def run(args: argparse.Namespace) -> str:
             f"{formats['check, JSON with edits'] / formats['check, text']:.2f}x",
             "at most 1.5x",
             formats["check, JSON with edits"] <= 1.5 * formats["check, text"],
+        ),
+        Goal(
+            "JSON with edits / text, the same compiled by call",
+            f"{by_call_ratio:.2f}x",
+            "at most 1.5x",
+            by_call_ratio <= 1.5,
         ),
         *(
             Goal(

@@ -9,8 +9,9 @@ to the rule's page, where one is at hand (``docs/rules`` of the checkout the ser
 the project has no web site, and a link must lead somewhere). Columns are UTF-16 code units, as
 the protocol counts them.
 
-libcst, which computes fixes, takes a few tenths of a second to import: a background thread
-imports it after ``initialize``, so that the first code action does not wait for it.
+libcst, which computes most forms of fixes, takes a few tenths of a second to import: a
+background thread imports it after ``initialize``, so that the first code action does not wait
+for it.
 
 Settings (initialization options or ``workspace/didChangeConfiguration``, at the top level or
 under ``flake8-jax-closure``) are the options declared for editors (``options.Place.EDITOR``),
@@ -173,7 +174,8 @@ def _import_the_rewrite() -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0005))
     try:
-        from .fix import rewrite  # noqa: F401 - imported for later: libcst and the rewrite
+        # Imported for later: the rewrite, and libcst for the forms not written as text.
+        from .fix import cst_rewrite, rewrite  # noqa: F401
     finally:
         sys.setswitchinterval(interval)
 

@@ -231,7 +231,7 @@ def test_initialize_imports_the_rewrite_in_the_background() -> None:
         "(thread,) = [t for t in threading.enumerate() if t.name == 'import libcst']\n"
         "assert thread.daemon\n"
         "thread.join(60)\n"
-        "assert 'libcst' in sys.modules and 'flake8_jax_closure.fix.rewrite' in sys.modules\n"
+        "assert 'libcst' in sys.modules and 'flake8_jax_closure.fix.cst_rewrite' in sys.modules\n"
     )
     completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from .model import STATIC_BY_ITSELF, FunctionFix, SitePlan
+from .model import FunctionFix, SitePlan, lifted_values
 
 
 def keyword(name: str, value: str) -> cst.Arg:
@@ -19,18 +19,6 @@ def keyword(name: str, value: str) -> cst.Arg:
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
         ),
     )
-
-
-def lifted_values(fix: FunctionFix, site: SitePlan) -> list[tuple[str, str]]:
-    """(parameter, what the site's wrapper passes): read through the object of a bound method
-    instead of its ``self``."""
-    values = []
-    for lift in fix.lifts:
-        value = lift.value_code
-        if site.receiver is not None and fix.method_self is not None:
-            value = site.receiver + value[len(fix.method_self) :]
-        values.append((lift.parameter, value))
-    return values
 
 
 def lifted_arguments(fix: FunctionFix, site: SitePlan) -> list[cst.Arg]:
@@ -53,12 +41,6 @@ def with_options(call: cst.Call, options: Sequence[tuple[str, str]]) -> cst.Call
                 args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             args.append(keyword(name, value))
     return call.with_changes(args=args)
-
-
-def static_names(fix: FunctionFix, site: SitePlan) -> list[str]:
-    if site.transform in STATIC_BY_ITSELF or fix.positional:
-        return []  # equinox decides by itself; pmap's static values go by position
-    return [lift.parameter for lift in fix.lifts if lift.static]
 
 
 def static_arg(names: Sequence[str]) -> cst.Arg:

@@ -189,6 +189,25 @@ class FunctionFix:
         return f"{text} ({'; '.join(dict.fromkeys(self.explanations))})"
 
 
+def static_names(fix: FunctionFix, site: SitePlan) -> list[str]:
+    """The lifted values a site marks static."""
+    if site.transform in STATIC_BY_ITSELF or fix.positional:
+        return []  # equinox decides by itself; pmap's static values go by position
+    return [lift.parameter for lift in fix.lifts if lift.static]
+
+
+def lifted_values(fix: FunctionFix, site: SitePlan) -> list[tuple[str, str]]:
+    """(parameter, what the site's wrapper passes): read through the object of a bound method
+    instead of its ``self``."""
+    values = []
+    for lift in fix.lifts:
+        value = lift.value_code
+        if site.receiver is not None and fix.method_self is not None:
+            value = site.receiver + value[len(fix.method_self) :]
+        values.append((lift.parameter, value))
+    return values
+
+
 # What a capture reads: (id(owner), name, None) for a variable, and (id(class), "", attribute)
 # for an attribute of the class's objects (see ``splits.variable_of``).
 Variable = tuple[int, str, str | None]

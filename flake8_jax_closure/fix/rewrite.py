@@ -1,60 +1,24 @@
-"""Apply fix plans with libcst, keeping every byte the plans do not change.
+"""Apply fix plans, keeping every byte the plans do not change.
 
-Only the statements a plan changes are parsed: each is cut from the source with its full lines
-(nested statements keep their indentation, under an ``if True:`` line that is dropped again),
-its nodes are found by the plan's positions through libcst's position metadata, and one
-transformer pass rewrites it. Statements that touch or nest merge into one piece. Each piece
-becomes one edit, given to every plan that changed it; a file's fixed text is the source with
-all pieces replaced. Cost grows with what is fixed, not with the size of the file.
+Only the statements a plan changes are rewritten (``pieces``). A piece of the common form, a
+decorated def whose values become keyword-only parameters, is written straight as text from
+its positions (``text_rewrite``), as ruff writes its fixes; every other piece is rewritten with
+libcst (``cst_rewrite``), which is then imported. The two write the same bytes wherever the
+first applies (the tests compare them on every fixture). Each piece becomes one edit, given to
+every plan that changed it; a file's fixed text is the source with all pieces replaced. Cost
+grows with what is fixed, not with the size of the file.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-
-import libcst as cst
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..diagnostics import Edit
+from ..diffs import python_lines
 from .model import FunctionFix, with_carried
-from .node_index import NodeIndex
-from .transformer import LiftTransformer
-
-_HEADER = "if True:"
-# Lines as Python counts them: ``str.splitlines`` also breaks at form feeds and other controls.
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-class RewriteError(Exception):
-    """A piece of source cannot be parsed by libcst, or a planned node is not where the plan
-    says."""
-
-
-@contextmanager
-def deep_recursion(limit: int = 20_000) -> Iterator[None]:
-    """libcst walks trees recursively, several frames per nesting level; code nested a few
-    hundred levels deep (which CPython accepts) needs more than the default 1,000 frames.
-    Python-to-Python calls do not grow the C stack, so a higher limit is safe here."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, limit))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
-
-
-@dataclass
-class _Piece:
-    """Full source lines ``first``..``last`` rewritten together, and the plans that do."""
-
-    first: int
-    last: int
-    plans: list[FunctionFix] = field(default_factory=list)
-    module: cst.Module | None = None
-    index: NodeIndex | None = None
+from .pieces import Piece, pieces_of
+from .text_rewrite import written_as_text
 
 
 @dataclass
@@ -62,44 +26,40 @@ class Rewrite:
     text: str  # the source with every plan applied
     edits: dict[int, tuple[Edit, ...]]  # id(plan) -> the edits it needs
     failed: dict[int, str]  # id(plan) -> why its pieces could not be rewritten
+    as_text: int = 0  # how many pieces were written as text, without libcst
 
 
-def rewrite(source: str, plans: Sequence[FunctionFix]) -> Rewrite:
-    """Apply ``plans`` to ``source``: the new text, and each plan's edits."""
+def rewrite(source: str, plans: Sequence[FunctionFix], *, as_text: bool = True) -> Rewrite:
+    """Apply ``plans`` to ``source``: the new text, and each plan's edits. ``as_text=False``
+    rewrites every piece with libcst (the tests compare the two)."""
     plans = with_carried(plans)
-    lines = _LINES.findall(source)
-    pieces = _pieces(plans)
+    lines = python_lines(source)
+    pieces = pieces_of(plans)
+    replaced: dict[int, str] = {}
+    if as_text:
+        for piece in pieces:
+            text = written_as_text(piece, lines)
+            if text is not None:
+                replaced[id(piece)] = text
+    written = len(replaced)
     failed: dict[int, str] = {}
-    originals: dict[int, cst.FunctionDef | cst.Lambda] = {}
-    with deep_recursion():
-        for piece in pieces:
-            try:
-                _parse(piece, lines)
-            except RewriteError as error:
-                failed.update((id(plan), str(error)) for plan in piece.plans)
-                continue
-            assert piece.index is not None
-            for plan in piece.plans:
-                function = piece.index.function(plan)
-                if function is not None:
-                    originals[id(plan)] = function
-        failed.update(
-            (id(plan), "the compiled function could not be found")
-            for piece in pieces
-            for plan in piece.plans
-            if id(plan) not in originals and id(plan) not in failed
-        )
-        replaced: dict[int, str] = {}
-        for piece in pieces:
-            if piece.module is None or any(id(plan) in failed for plan in piece.plans):
-                continue
-            assert piece.index is not None
-            transformer = LiftTransformer(piece.module, piece.index, piece.plans, originals)
-            module = piece.module.visit(transformer)
-            text = _unwrap(module.code, piece, lines)
-            if _ends_with_wrapper(module, transformer):
-                text += _blank_after(piece, lines)
-            replaced[id(piece)] = text
+    rest = [piece for piece in pieces if id(piece) not in replaced]
+    if rest:
+        from .cst_rewrite import rewrite_pieces
+
+        done, failed = rewrite_pieces(rest, lines)
+        replaced.update(done)
+    return _assembled(pieces, lines, plans, replaced, failed, written)
+
+
+def _assembled(
+    pieces: Sequence[Piece],
+    lines: Sequence[str],
+    plans: Sequence[FunctionFix],
+    replaced: dict[int, str],
+    failed: dict[int, str],
+    written: int,
+) -> Rewrite:
     text_parts: list[str] = []
     edits: dict[int, list[Edit]] = {id(plan): [] for plan in plans}
     line = 1
@@ -118,75 +78,5 @@ def rewrite(source: str, plans: Sequence[FunctionFix]) -> Rewrite:
         "".join(text_parts),
         {key: tuple(value) for key, value in edits.items() if key not in failed},
         failed,
+        written,
     )
-
-
-def _pieces(plans: Sequence[FunctionFix]) -> list[_Piece]:
-    """Statements to rewrite, merged where they overlap, in source order."""
-    spans = sorted({(first, last, id(plan)): plan for plan in plans
-                    for first, last in plan.statements}.items())  # fmt: skip
-    pieces: list[_Piece] = []
-    for (first, last, _), plan in spans:
-        if pieces and first <= pieces[-1].last:
-            piece = pieces[-1]
-            piece.last = max(piece.last, last)
-        else:
-            piece = _Piece(first, last)
-            pieces.append(piece)
-        if all(p is not plan for p in piece.plans):
-            piece.plans.append(plan)
-    return pieces
-
-
-def _newline(line: str) -> str:
-    """The line's own ending (``\n`` for the last line of a file without one)."""
-    stripped = line.rstrip("\r\n")
-    return line[len(stripped) :] or "\n"
-
-
-def _parse(piece: _Piece, lines: list[str]) -> None:
-    text = "".join(lines[piece.first - 1 : piece.last])
-    # libcst writes new lines with the first line ending it sees: the header's is the piece's.
-    first = lines[piece.first - 1]
-    header = _HEADER + _newline(first) if text[:1] in (" ", "\t") else ""
-    try:
-        piece.module = cst.parse_module(header + text)
-    except (cst.ParserSyntaxError, RecursionError) as error:
-        raise RewriteError(f"lines {piece.first}-{piece.last} cannot be rewritten") from error
-    offset = piece.first - 1 - (1 if header else 0)
-    piece.index = NodeIndex(piece.module, offset)
-
-
-def _unwrap(code: str, piece: _Piece, lines: list[str]) -> str:
-    original = "".join(lines[piece.first - 1 : piece.last])
-    if original[:1] in (" ", "\t"):
-        code = code[len(_HEADER) + len(_newline(lines[piece.first - 1])) :]
-    return code
-
-
-def _ends_with_wrapper(module: cst.Module, transformer: LiftTransformer) -> bool:
-    body: Sequence[cst.BaseStatement | cst.BaseSmallStatement] = module.body
-    if len(body) == 1 and isinstance(body[0], cst.If) and not body[0].leading_lines:
-        inner = body[0].body
-        if isinstance(inner, cst.IndentedBlock):
-            body = inner.body
-    return bool(body) and id(body[-1]) in transformer.wrappers
-
-
-def _blank_after(piece: _Piece, lines: list[str]) -> str:
-    """Blank lines a definition wants after an inserted wrapper, when the next statement at the
-    same level follows too closely."""
-    wanted = 1 if lines[piece.first - 1][:1] in (" ", "\t") else 2
-    indent = _indentation(lines[piece.first - 1])
-    blank = 0
-    for line in lines[piece.last :]:
-        if line.strip():
-            if _indentation(line) != indent:
-                return ""
-            return _newline(lines[piece.first - 1]) * max(0, wanted - blank)
-        blank += 1
-    return ""
-
-
-def _indentation(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]

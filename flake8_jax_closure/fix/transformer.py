@@ -14,10 +14,9 @@ from .arguments import (
     keyword,
     lifted_arguments,
     static_arg,
-    static_names,
     with_options,
 )
-from .model import FunctionFix, SitePlan, Split
+from .model import FunctionFix, SitePlan, Split, static_names
 from .node_index import NodeIndex
 from .parameters import with_keyword_only, with_lifted
 from .wrappers import WrapperBuilder, docstring_of, has_wrapper, without_docstring

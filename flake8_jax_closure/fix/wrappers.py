@@ -10,8 +10,7 @@ from functools import lru_cache
 import libcst as cst
 
 from ..analysis.compiled import Form
-from .arguments import lifted_values
-from .model import FunctionFix, SitePlan
+from .model import FunctionFix, SitePlan, lifted_values
 from .parameters import forwarded_parts, left_open, without_first
 
 
