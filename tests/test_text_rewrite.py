@@ -145,6 +145,45 @@ READS = {
 }
 
 
+DECORATORS = [
+    "@jax.jit",
+    "@jax.jit()",
+    "@ jax.jit  # compiled",
+    "@(jax.jit)",
+    "@jax.jit ()",
+    "@partial(jax.jit, static_argnums=(1,))",
+    "@partial(jax.jit, static_argnums=(1,),)",
+    "@partial(jax.jit, static_argnums=(1,) )",
+    "@partial(jax.jit, static_argnames='y')",
+    "@partial(jax.jit, **OPTIONS)",
+    "@partial(\n    jax.jit, static_argnums=(1,)\n)",
+]
+STATIC_BODIES = [
+    '    if MODE == "sum":\n        return x + y\n    return x * SCALE\n',
+    '    """Doc."""\n    return jnp.zeros(WIDTH) * SCALE + x\n',
+]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_static_values_are_rewritten_alike(newline: str) -> None:
+    """Static values name themselves to the decorator: ``static_argnames`` is added."""
+    written = fixed = 0
+    for decorator, body in itertools.product(DECORATORS, STATIC_BODIES):
+        source = (
+            "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n"
+            'MODE = "sum"\nWIDTH = 3\nSCALE = 1.0\nOPTIONS = {}\n\n\n'
+            f"{decorator}\ndef step(x, y):\n{body}\n\n"
+            "def set_mode(value):\n    global MODE, WIDTH, SCALE\n    MODE = WIDTH = SCALE = value\n"
+        ).replace("\n", newline)
+        as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True))
+        assert_same(as_text, with_libcst)
+        written += as_text.as_text
+        fixed += as_text.text != source
+        assert "static_argnames" in as_text.text
+    # Five of the decorators are written as text; the others keep their layout through libcst.
+    assert fixed == 2 * len(DECORATORS) and written >= 10
+
+
 @pytest.mark.parametrize("source", READS.values(), ids=READS.keys())
 def test_reads_replaced_by_parameters_are_rewritten_alike(source: str) -> None:
     """Each read becomes the parameter; its parentheses stay."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from .model import FunctionFix, SitePlan, lifted_values
+from .model import FunctionFix, SitePlan, lifted_values, string_tuple
 
 
 def keyword(name: str, value: str) -> cst.Arg:
@@ -44,12 +44,7 @@ def with_options(call: cst.Call, options: Sequence[tuple[str, str]]) -> cst.Call
 
 
 def static_arg(names: Sequence[str]) -> cst.Arg:
-    return keyword("static_argnames", _string_tuple(names))
-
-
-def _string_tuple(names: Sequence[str]) -> str:
-    quoted = ", ".join(f'"{name}"' for name in names)
-    return f"({quoted},)" if len(names) == 1 else f"({quoted})"
+    return keyword("static_argnames", string_tuple(names))
 
 
 def add_static_argnames(call: cst.Call, names: Sequence[str]) -> cst.Call:

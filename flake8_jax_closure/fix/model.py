@@ -208,6 +208,12 @@ def lifted_values(fix: FunctionFix, site: SitePlan) -> list[tuple[str, str]]:
     return values
 
 
+def string_tuple(names: Sequence[str]) -> str:
+    """The names as a tuple of strings, as ``static_argnames`` takes them."""
+    quoted = ", ".join(f'"{name}"' for name in names)
+    return f"({quoted},)" if len(names) == 1 else f"({quoted})"
+
+
 # What a capture reads: (id(owner), name, None) for a variable, and (id(class), "", attribute)
 # for an attribute of the class's objects (see ``splits.variable_of``).
 Variable = tuple[int, str, str | None]

@@ -14,8 +14,9 @@ libcst costs a parse, a rendering and a rebuild of every node of the piece, and 
 most of a short run; this costs one ``ast`` parse of the piece. It writes the bytes the libcst
 rewrite writes, and applies only where it can be sure of that: one plan, one piece that is the
 def itself, a signature on the ``def`` line without a trailing comma, ``**kwargs`` or spaces
-inside its parentheses, and nothing but the def's name, its parameters, a docstring and the
-reads the plan replaces to change. Anything else returns None and libcst rewrites the piece.
+inside its parentheses, and nothing but the def's name, its parameters, a docstring, the reads
+the plan replaces and the decorator's ``static_argnames`` to change. Anything else returns None
+and libcst rewrites the piece.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from ..analysis.compiled import Form
 from ..positions import Span
 from .lines import blank_after, indentation, is_indented, newline_of
-from .model import FunctionFix, SitePlan, lifted_values, static_names
+from .model import FunctionFix, SitePlan, lifted_values, static_names, string_tuple
 from .pieces import Piece
 
 _DEF = re.compile(r"def[ \t]+(?P<name>[^\W\d]\w*)[ \t]*\(")
@@ -37,6 +38,7 @@ _ARROW = re.compile(r"[ \t]*->[ \t]*")
 # What may follow the signature on the ``def`` line, and a statement on its last line.
 _COLON_TO_END = re.compile(r"[ \t]*:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)")
 _TO_END = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)")
+_AT = re.compile(r"[ \t]*@[ \t]*")
 
 _Edit = tuple[int, int, str]  # start and end offsets in the piece's text, and the new text
 
@@ -57,7 +59,7 @@ def written_as_text(piece: Piece, lines: Sequence[str]) -> str | None:
 
 def _decorator_site(plan: FunctionFix) -> SitePlan | None:
     """The one site of a plan of the form written here: a decorator without options to set,
-    no static values, and nothing else the fix changes."""
+    and nothing else the fix changes."""
     if (
         plan.is_lambda or plan.nested or plan.splits or plan.redirects or plan.recursive_calls
         or plan.renamed_reads or plan.raw_name is not None or plan.plain_wrapper
@@ -67,7 +69,7 @@ def _decorator_site(plan: FunctionFix) -> SitePlan | None:
     site = plan.sites[0]
     if (
         site.form is not Form.DECORATOR or site.decorator_index is None or site.options
-        or static_names(plan, site) or site.partial_positional or site.partial_keywords
+        or site.compile_call is not None or site.partial_positional or site.partial_keywords
         or site.receiver is not None or site.compiled_name is not None
         or site.wrapper_name is not None or site.passed_statement is not None
         or site.statement_line is not None or site.inline_call is not None
@@ -158,12 +160,12 @@ class _Writer:
         header = self._signature(node)
         docstring = self._docstring(node)
         replaced = self._replaced_reads(node)
-        if header is None or docstring is None or replaced is None:
+        static = self._static_names(node)
+        if header is None or docstring is None or replaced is None or static is None:
             return None
         edits, name, signature, returns = header
         text, removal = docstring
-        edits.extend(removal)
-        edits.extend(replaced)
+        edits.extend((*removal, *replaced, *static))
         new = _applied(self.source, edits)
         if new is None:
             return None
@@ -264,6 +266,41 @@ class _Writer:
         starts = [following.lineno, *(d.lineno for d in _decorators(following))]
         removed = (self.offset(node.lineno + 1, 0), self.offset(min(starts), 0), "")
         return (self.segment(value), [removed])
+
+    def _static_names(self, node: ast.FunctionDef) -> list[_Edit] | None:
+        """The static values named to the compile transform: ``@jax.jit`` becomes
+        ``@jax.jit(static_argnames=(...))``, and ``@partial(jax.jit, ...)`` gains the keyword."""
+        names = static_names(self.plan, self.site)
+        if not names:
+            return []
+        assert self.site.decorator_index is not None
+        decorator = node.decorator_list[self.site.decorator_index]
+        if decorator.lineno != decorator.end_lineno:
+            return None
+        line = self.line(decorator.lineno)
+        start = self.column(decorator.lineno, decorator.col_offset)
+        end = self.column(decorator.lineno, decorator.end_col_offset)  # type: ignore[arg-type]
+        if not _AT.fullmatch(line, 0, start) or not _TO_END.fullmatch(line, end):
+            return None  # parenthesized, or more on the line
+        keyword = f"static_argnames={string_tuple(names)}"
+        at = self.offset(decorator.lineno, 0)
+        if not isinstance(decorator, ast.Call):
+            return [(at + end, at + end, f"({keyword})")]
+        arguments: list[ast.AST] = [*decorator.args, *decorator.keywords]
+        if any(k.arg == "static_argnames" for k in decorator.keywords) or any(
+            isinstance(a, ast.GeneratorExp) for a in decorator.args
+        ):
+            return None  # merged with the names given: libcst
+        if arguments:
+            last = max(self.column(decorator.lineno, a.end_col_offset) for a in arguments)  # type: ignore[attr-defined]
+            keyword = f", {keyword}"
+        else:
+            last = self.column(decorator.lineno, decorator.func.end_col_offset) + 1  # type: ignore[arg-type]
+            if line[last - 1 : last] != "(":
+                return None
+        if last != end - 1:
+            return None  # a trailing comma, or spaces before the parenthesis
+        return [(at + last, at + last, keyword)]
 
     def _replaced_reads(self, node: ast.FunctionDef) -> list[_Edit] | None:
         """The attribute and subscript reads the plan replaces by their parameter."""
