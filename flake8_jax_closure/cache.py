@@ -1,4 +1,4 @@
-"""A cache of findings keyed by file content, tool version and options.
+"""A cache of findings keyed by file content, tool version, the tool's own code and options.
 
 Entries live in the user's cache folder (``$FLAKE8_JAX_CLOSURE_CACHE_DIR`` overrides it), one
 small JSON file per key, written to a temporary name and renamed into place: concurrent runs can
@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 from dataclasses import asdict, fields, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,28 @@ def default_directory() -> Path:
         return Path.home() / "Library" / "Caches" / "flake8-jax-closure"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "flake8-jax-closure"
+
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def code_fingerprint(root: Path) -> bytes:
+    """The name, size and modification time of every module under ``root``: a checkout or an
+    editable install changes the tool's code without changing its version, and findings of the
+    old code must then not be served. Stats only: about a millisecond."""
+    entries = []
+    for path in sorted(root.rglob("*.py")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        entries.append(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(entries).encode(), digest_size=16).digest()
+
+
+@lru_cache(maxsize=1)
+def _own_code() -> bytes:
+    return code_fingerprint(_PACKAGE)
 
 
 def _fingerprint(settings: Settings, run: RunOptions) -> bytes:
@@ -68,15 +91,16 @@ def _from_json(data: dict[str, Any]) -> Finding:
 
 
 class FindingsCache:
-    """Findings by content, tool version and the settings they were computed with (settings
-    differ between files: ``per-file-ignores``, a closer configuration), and how (with edits
-    or without)."""
+    """Findings by content, tool version and code, and the settings they were computed with
+    (settings differ between files: ``per-file-ignores``, a closer configuration), and how
+    (with edits or without)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, code: bytes | None = None) -> None:
         self.directory = directory / __version__
+        self.code = _own_code() if code is None else code
 
     def key(self, raw: bytes, settings: Settings, run: RunOptions) -> str:
-        salt = __version__.encode() + b"\0" + _fingerprint(settings, run) + b"\0"
+        salt = b"\0".join((__version__.encode(), self.code, _fingerprint(settings, run), b""))
         return hashlib.blake2b(salt + raw, digest_size=20).hexdigest()
 
     def _path(self, key: str) -> Path:

@@ -173,7 +173,8 @@ def test_static_values_are_rewritten_alike(newline: str) -> None:
             "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n"
             'MODE = "sum"\nWIDTH = 3\nSCALE = 1.0\nOPTIONS = {}\n\n\n'
             f"{decorator}\ndef step(x, y):\n{body}\n\n"
-            "def set_mode(value):\n    global MODE, WIDTH, SCALE\n    MODE = WIDTH = SCALE = value\n"
+            "def set_mode(value):\n    global MODE, WIDTH, SCALE\n"
+            "    MODE = WIDTH = SCALE = value\n"
         ).replace("\n", newline)
         as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True))
         assert_same(as_text, with_libcst)

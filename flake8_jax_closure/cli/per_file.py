@@ -137,6 +137,22 @@ def _apply(job: tuple[Work, str, Settings, RunOptions, dict[str, Any]]) -> FileR
     return work(path, settings, run, **kwargs)
 
 
+def answered_from_cache(
+    path: str, settings: Settings, run: RunOptions, cache: Path
+) -> FileResult | None:
+    """The file's check from the cache, or None (a miss, or a file that cannot be read, which
+    ``check_file`` then reports)."""
+    try:
+        source = read_source(path)
+    except SourceError:
+        return None
+    store = FindingsCache(cache)
+    cached = store.get(store.key(source.raw, settings, run))
+    if cached is None:
+        return None
+    return FileResult(path, findings=cached, unsafe_fixes=settings.unsafe_fixes)
+
+
 def run_all(
     work: Work,
     files: list[tuple[str, Settings]],
@@ -144,7 +160,30 @@ def run_all(
     jobs: int,
     **kwargs: Any,
 ) -> list[FileResult]:
-    """``work`` on each file, in ``jobs`` processes; the results in the files' order."""
+    """``work`` on each file, in ``jobs`` processes; the results in the files' order.
+
+    A check answered from the cache is answered here: starting workers costs more than reading
+    every cached answer, and a run where nothing changed starts none."""
+    answered: dict[int, FileResult] = {}
+    cache = kwargs.get("cache")
+    if work is check_file and cache is not None:
+        for index, (path, settings) in enumerate(files):
+            result = answered_from_cache(path, settings, run, cache)
+            if result is not None:
+                answered[index] = result
+    pending = [(index, file) for index, file in enumerate(files) if index not in answered]
+    done = _run_pending(work, [file for _, file in pending], run, jobs, **kwargs)
+    answered.update((index, result) for (index, _), result in zip(pending, done, strict=True))
+    return [answered[index] for index in range(len(files))]
+
+
+def _run_pending(
+    work: Work,
+    files: list[tuple[str, Settings]],
+    run: RunOptions,
+    jobs: int,
+    **kwargs: Any,
+) -> list[FileResult]:
     if jobs <= 1 or len(files) <= 2:
         return [work(path, settings, run, **kwargs) for path, settings in files]
     # An executor, not ``multiprocessing.Pool``: interrupted while a worker waited on a slow
