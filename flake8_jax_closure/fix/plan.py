@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..analysis.captures import StaleCapture, method_self_name
@@ -85,7 +86,7 @@ class FixPlanner:
         self.split_planner = SplitPlanner(
             facts, source, self.names, self.layout, set(self._sites_of), decorated,
             {id(site.site): site.function for site in all_sites if site.form is Form.ASSIGNED},
-            self._nested_plan,
+            _weakly(self._nested_plan),
         )  # fmt: skip
         # Each compiled function's captures, and its plan (or why it has none), by id(function).
         self._captures: dict[int, list[StaleCapture]] = {}
@@ -121,7 +122,7 @@ class FixPlanner:
         """
         known = self._plans.get(id(captures[0].compiled.function))
         if isinstance(known, NoFix):
-            raise known
+            raise NoFix(str(known))  # a new one: the kept one's traceback stays empty
         if known is not None:
             return known
         return self._plan(captures)
@@ -133,7 +134,8 @@ class FixPlanner:
             try:
                 known = self._plan(self._captures[key])
             except NoFix as reason:
-                known = reason
+                # Kept without its traceback, whose frames hold this planner in a cycle.
+                known = NoFix(str(reason))
             finally:
                 self._planning.discard(key)
             self._plans[key] = known
@@ -371,3 +373,17 @@ def _lifts_value(lift: Lift, capture: StaleCapture, callee: Scope) -> bool:
 def _linked(plan: FunctionFix, other: FunctionFix) -> bool:
     """Whether applying one of the two fixes applies the other."""
     return any(other is p for p in plan.carried()) or any(plan is p for p in other.carried())
+
+
+def _weakly(method: Callable[[Scope], FunctionFix]) -> Callable[[Scope], FunctionFix]:
+    """The planner's method for its split planner, which it owns: a bound method would hold
+    the planner in a cycle, and with it every tree and fact of the module until the cyclic
+    collector ran."""
+    reference = weakref.WeakMethod(method)
+
+    def call(compiled: Scope) -> FunctionFix:
+        bound = reference()
+        assert bound is not None, "the planner is gone"
+        return bound(compiled)
+
+    return call
