@@ -78,6 +78,8 @@ BODIES = [
     '    f"{x}"\n    return x * SCALE\n',
     '    "doc"; y = 1\n    return x * SCALE\n',
     "    # a comment\n    z = x * SCALE  # the scale\n    return z\n",
+    '    # before the docstring\n\n    """Doc."""  # after it\n'
+    "    # dropped\n\n    return x * SCALE\n",
     "    def inner(v):\n        return v * SCALE\n    return inner(x)\n",
     '    """Doc."""\n    @other\n    def inner(v):\n'
     "        return v * SCALE\n    return inner(x)\n",
@@ -86,7 +88,7 @@ PLACES = ["module", "class", "function"]
 
 
 def variant(header: str, body: str, place: str, tabs: bool) -> str:
-    function = f"@jax.jit\n{header}\n{body}"
+    function = f"@jax.jit\n# between the decorator and the def\n{header}\n{body}"
     if header.startswith("def step():"):
         function = function.replace("x * SCALE", "SCALE").replace("inner(x)", "inner(1.0)")
     if place == "module":
