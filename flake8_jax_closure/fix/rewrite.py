@@ -1,9 +1,10 @@
 """Apply fix plans, keeping every byte the plans do not change.
 
-Only the statements a plan changes are rewritten (``pieces``). A piece of the common form, a
-decorated def whose values become keyword-only parameters, is written straight as text from
-its positions (``text_rewrite``), as ruff writes its fixes; every other piece is rewritten with
-libcst (``cst_rewrite``), which is then imported. The two write the same bytes wherever the
+Only the statements a plan changes are rewritten (``pieces``). The pieces of the common forms,
+a def compiled by its decorator or by ``g = jax.jit(f)`` whose values become keyword-only
+parameters, are written straight as text from their positions (``text_rewrite``), as ruff
+writes its fixes; every other piece is rewritten with libcst (``cst_rewrite``), which is then
+imported. The two write the same bytes wherever the
 first applies (the tests compare them on every fixture). Each piece becomes one edit, given to
 every plan that changed it; a file's fixed text is the source with all pieces replaced. Cost
 grows with what is fixed, not with the size of the file.
@@ -37,10 +38,7 @@ def rewrite(source: str, plans: Sequence[FunctionFix], *, as_text: bool = True) 
     pieces = pieces_of(plans)
     replaced: dict[int, str] = {}
     if as_text:
-        for piece in pieces:
-            text = written_as_text(piece, lines)
-            if text is not None:
-                replaced[id(piece)] = text
+        replaced.update(written_as_text(pieces, lines))
     written = len(replaced)
     failed: dict[int, str] = {}
     rest = [piece for piece in pieces if id(piece) not in replaced]
