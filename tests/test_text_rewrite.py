@@ -152,10 +152,10 @@ BY_CALL_BODIES = [
 ]
 
 
-@pytest.mark.parametrize("place", ["module", "function"])
+@pytest.mark.parametrize("place", ["module", "function", "function above the def"])
 def test_by_call_variants_are_rewritten_alike(place: str) -> None:
     """``g = jax.jit(f)``: the def renamed in its piece, the compiled object and its wrapper in
-    the assignment's."""
+    the assignment's (which may come first)."""
     written = fixed = 0
     for site, header, body, newline in itertools.product(
         SITES, HEADERS[:6], BY_CALL_BODIES, ("\n", "\r\n")
@@ -166,6 +166,9 @@ def test_by_call_variants_are_rewritten_alike(place: str) -> None:
                 f"    {line}" if line.strip() else line for line in code.splitlines(True)
             )
             code = f"def build():\n{nested}    return fast\n"
+        elif place == "function above the def":
+            nested = "".join(f"    {line}" for line in f"{site}\n".splitlines(True))
+            code = f"def build():\n{nested}    return fast\n\n\n{header}\n{body}"
         source = (
             "from typing import Any\n\nimport jax\n\nMODE = 'sum'\nSCALE = 1.0\n\n\n"
             + code

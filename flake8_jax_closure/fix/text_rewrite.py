@@ -141,6 +141,8 @@ def _assigned(
 ) -> dict[int, str] | None:
     """``g = jax.jit(f)``: ``f`` renamed and given the values; the compiled object bound to
     its own name, and ``g`` a wrapper after it."""
+    # The def may come after the assignment (compiled in a function defined above it).
+    pieces = sorted(pieces, key=lambda piece: not piece.first <= plan.function[0] <= piece.last)
     definition, assignment = (PieceText(piece, lines) for piece in pieces)
     node = _function(definition, plan)
     if node is None:
