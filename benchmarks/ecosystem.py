@@ -45,7 +45,13 @@ JUDGEMENT_FIELDS = ("project", "path", "line", "code", "name", "verdict", "reaso
 class Project:
     name: str  # owner/name on GitHub
     commit: str
-    held_out: bool = False  # never looked at while the rules were built
+    # "" for a project the rules were built on; else the held-out split it belongs to
+    # (``held-out``, ``held-out-2``, ...): a list frozen before the rules it measures changed.
+    split: str = ""
+
+    @property
+    def held_out(self) -> bool:  # never looked at while the rules were built
+        return bool(self.split)
 
     @property
     def folder(self) -> str:
@@ -66,17 +72,20 @@ class Found:
         return (self.project, self.path, self.line, self.code, self.name)
 
 
+_SPLIT = re.compile(r"held-out(-\d+)?")
+
+
 def read_projects(path: Path = PROJECTS) -> list[Project]:
-    """``owner/name commit``, and ``held-out`` after the commit for a project never looked at
-    while the rules were built; ``#`` starts a comment."""
+    """``owner/name commit``, and a split after the commit (``held-out``, ``held-out-2``) for a
+    project never looked at while the rules were built; ``#`` starts a comment."""
     projects = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        if len(fields) not in (2, 3) or fields[2:] not in ([], ["held-out"]):
-            raise SystemExit(f"{path}:{number}: expected 'owner/name commit [held-out]'")
-        projects.append(Project(fields[0], fields[1], held_out=len(fields) == 3))
+        if len(fields) not in (2, 3) or not all(_SPLIT.fullmatch(f) for f in fields[2:]):
+            raise SystemExit(f"{path}:{number}: expected 'owner/name commit [held-out[-N]]'")
+        projects.append(Project(fields[0], fields[1], fields[2] if len(fields) == 3 else ""))
     return projects
 
 
@@ -256,16 +265,17 @@ def report(
         row = [*sizes[project.name], len(mine), verdicts.count("real"), verdicts.count("false"),
                verdicts.count(None)]  # fmt: skip
         totals = [a + b for a, b in zip(totals, row, strict=True)]
-        marker = " (held out)" if project.held_out else ""
+        marker = f" ({project.split})" if project.held_out else ""
         out.append(f"| {project.name}{marker} | " + " | ".join(f"{n:,}" for n in row) + " |")
     out.append("| **all** | " + " | ".join(f"{n:,}" for n in totals) + " |")
     out.append("")
-    # Precision on the held-out projects is the figure that says how the rules generalise.
-    held_out = {p.name for p in projects if p.held_out}
-    on_held_out = [f for f in found if f.project in held_out]
-    on_built_on = [f for f in found if f.project not in held_out]
+    # Precision on each held-out split is the figure that says how the rules generalise.
+    split_of = {p.name: p.split for p in projects}
     out.append(_precision("all projects", found, judgements))
-    out.append(_precision("held-out projects", on_held_out, judgements))
+    for split in sorted({p.split for p in projects if p.split}):
+        on_split = [f for f in found if split_of.get(f.project) == split]
+        out.append(_precision(f"{split} projects", on_split, judgements))
+    on_built_on = [f for f in found if not split_of.get(f.project)]
     out.append(_precision("projects the rules were built on", on_built_on, judgements))
     unjudged = [f for f in found if f.key not in judgements]
     if unjudged:

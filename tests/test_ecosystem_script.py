@@ -54,10 +54,16 @@ def test_what_is_not_a_notebook_gives_nothing() -> None:
 def test_projects_marked_held_out_are_read_as_such(tmp_path: Path) -> None:
     listing = tmp_path / "projects.txt"
     listing.write_text(
-        "# comment\na/one 1111  # built on\n\nb/two 2222 held-out  # astronomy\n",
+        "# comment\na/one 1111  # built on\n\nb/two 2222 held-out  # astronomy\n"
+        "c/three 3333 held-out-2\n",
         encoding="utf-8",
     )
-    assert read_projects(listing) == [Project("a/one", "1111"), Project("b/two", "2222", True)]
+    assert read_projects(listing) == [
+        Project("a/one", "1111"),
+        Project("b/two", "2222", "held-out"),
+        Project("c/three", "3333", "held-out-2"),
+    ]
+    assert [p.held_out for p in read_projects(listing)] == [False, True, True]
 
 
 def test_a_malformed_project_line_is_refused_with_its_line_number(tmp_path: Path) -> None:
@@ -68,7 +74,7 @@ def test_a_malformed_project_line_is_refused_with_its_line_number(tmp_path: Path
 
 
 def test_the_report_gives_precision_on_held_out_projects_apart() -> None:
-    projects = [Project("a/built", "1"), Project("b/new", "2", held_out=True)]
+    projects = [Project("a/built", "1"), Project("b/new", "2", "held-out")]
     found = [
         Found("a/built", "x.py", 1, "JC101", "v", "m"),
         Found("a/built", "x.py", 2, "JC101", "w", "m"),
@@ -87,7 +93,7 @@ def test_the_report_gives_precision_on_held_out_projects_apart() -> None:
     assert "Precision on all projects: 75% (3 real, 1 false alarms)" in text
     assert "Precision on held-out projects: 50% (1 real, 1 false alarms)" in text
     assert "Precision on projects the rules were built on: 100% (2 real, 0 false alarms)" in text
-    assert "| b/new (held out) | 1 | 20 | 3 | 1 | 1 | 1 |" in text
+    assert "| b/new (held-out) | 1 | 20 | 3 | 1 | 1 | 1 |" in text
     assert "| a/built | 1 | 10 | 2 | 2 | 0 | 0 |" in text
     assert "- b/new y.py:5 JC101 m" in text
 
