@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import Applicability, Edit, Finding, Fix
+from .diagnostics import Applicability, Edit, Finding, Fix, Role, WitnessStep
 from .settings import RunOptions, Settings
 
 
@@ -75,6 +75,8 @@ def _to_json(finding: Finding) -> dict[str, Any]:
     if finding.fix is not None:
         data["fix"]["applicability"] = finding.fix.applicability.value
         del data["fix"]["plan"]
+    for step in data["witness"]:
+        step["role"] = step["role"].value
     return data
 
 
@@ -87,6 +89,10 @@ def _from_json(data: dict[str, Any]) -> Finding:
             tuple(Edit(**edit) for edit in fix["edits"]),
             tuple(fix.get("introduces", ())),
         )
+    data["witness"] = tuple(
+        WitnessStep(**{**step, "role": Role(step["role"])}) for step in data["witness"]
+    )
+    data["entry_points"] = tuple(data["entry_points"])
     return Finding(**data)
 
 

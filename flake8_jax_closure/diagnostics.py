@@ -45,6 +45,38 @@ class Fix:
         return self.description.split(" (", 1)[0]
 
 
+class Role(enum.Enum):
+    """What a step of a witness shows."""
+
+    TRACE = "trace"  # a compiled call that traces, reading the value
+    CHANGE = "change"  # the value changes
+    REUSE = "reuse"  # a later compiled call of the same object, served the old trace
+
+
+@dataclass(frozen=True)
+class WitnessStep:
+    """One step of the path that makes a compiled call stale, in code that runs."""
+
+    role: Role
+    line: int  # 1-based
+    column: int  # 0-based
+    # The function called there that does it (``set_lr``), when the statement does not.
+    via: str | None = None
+    # When the step is a later run of the same code: ``next pass of the loop at line 12``.
+    again: str | None = None
+
+    @property
+    def clause(self) -> str:
+        """``changed at line 40 by 'set_lr()'``: the step as words."""
+        verb = {Role.TRACE: "traced", Role.CHANGE: "changed", Role.REUSE: "reused"}[self.role]
+        text = f"{verb} at line {self.line}"
+        if self.via is not None:
+            text += f" by '{self.via}()'" if self.role is Role.CHANGE else f" in '{self.via}()'"
+        if self.again is not None:
+            text += f" ({self.again})"
+        return text
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
@@ -59,6 +91,10 @@ class Finding:
     no_fix_reason: str | None = None
     # Where the captured value changes (for editors' related information).
     change_line: int | None = None
+    # The stale path the code shows: trace, change, reuse. Empty for an API hazard, which
+    # names instead the entry points through which code outside the project makes it stale.
+    witness: tuple[WitnessStep, ...] = ()
+    entry_points: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

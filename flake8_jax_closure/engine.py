@@ -126,6 +126,10 @@ def _to_characters(finding: Finding, source: SourceLines) -> Finding:
         finding,
         column=source.character(finding.line, finding.column),
         end_column=source.character(finding.end_line, finding.end_column),
+        witness=tuple(
+            replace(step, column=source.character(step.line, step.column))
+            for step in finding.witness
+        ),
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from . import __version__
 from .analysis.words import may_compile
 from .options import Place, given_in
-from .settings import Settings
+from .settings import OPT_IN, Settings
 
 
 class JaxClosureChecker:
@@ -25,7 +25,8 @@ class JaxClosureChecker:
     version = __version__
 
     # Set once from the command line and configuration; read-only while files are checked.
-    settings: ClassVar[Settings] = Settings()
+    # Every code is computed: flake8 itself selects, ignores and applies ``noqa``.
+    settings: ClassVar[Settings] = Settings(select=("JC",))
 
     def __init__(self, tree: Any, lines: Sequence[str], filename: str = "") -> None:
         # ``lines`` rather than the file: ``flake8 -`` reads standard input. flake8's own
@@ -36,6 +37,9 @@ class JaxClosureChecker:
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
+        # API hazards are opt-in, as flake8-bugbear's opinionated B9 checks are: reported only
+        # under ``--extend-select=JC2`` (or an explicit ``--select`` naming them).
+        option_manager.extend_default_ignore(list(OPT_IN))
         # Each a list of names, which flake8 reads as a comma-separated list from its command
         # line and its own configuration sections.
         for option in given_in(Place.FLAKE8):
@@ -58,11 +62,14 @@ class JaxClosureChecker:
             if names:
                 given[option.name] = names
         if not given:
-            cls.settings = Settings()  # what resolving no options gives, without loading it
+            # What resolving no options gives, without loading it.
+            cls.settings = Settings(select=("JC",))
             return
+        from dataclasses import replace
+
         from .config import FileConfig, Overrides, resolve
 
-        cls.settings = resolve(FileConfig(), Overrides(given)).settings
+        cls.settings = replace(resolve(FileConfig(), Overrides(given)).settings, select=("JC",))
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)

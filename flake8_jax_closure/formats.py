@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
-from .diagnostics import Applicability, Finding
-from .rules import ANALYSIS_FAILED, NAMES, RULES
+from .diagnostics import Applicability, Finding, Role
+from .rules import ANALYSIS_FAILED, NAMES, SUMMARIES
 from .runtime.verify.report import RunOutcome, Verdict, VerifyReport
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -155,6 +155,19 @@ def _as_json(path: str, finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "function": finding.function,
         "name": finding.name,
+        # The stale path the code shows (empty for an API hazard), and the entry points
+        # through which outside callers can make an API hazard stale.
+        "witness": [
+            {
+                "line": step.line,
+                "column": step.column + 1,
+                "role": step.role.value,
+                "via": step.via,
+                "again": step.again,
+            }
+            for step in finding.witness
+        ],
+        "entry_points": list(finding.entry_points),
         "fix": None
         if fix is None
         else {
@@ -192,8 +205,9 @@ def _github(path: str, finding: Finding) -> str:
 
 def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
     rules = [
-        {"id": rule.code, "name": rule.code, "shortDescription": {"text": rule.summary}}
-        for rule in RULES
+        {"id": code, "name": code, "shortDescription": {"text": SUMMARIES[code]}}
+        for code in SUMMARIES
+        if code != ANALYSIS_FAILED
     ]
     rules.append(
         {
@@ -235,6 +249,10 @@ def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
     }
 
 
+# SARIF's words for what a step of a flow does.
+_FLOW_KINDS = {Role.TRACE: "call", Role.CHANGE: "value", Role.REUSE: "call"}
+
+
 def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
     location = {"uri": path.replace("\\", "/")}
     result: dict[str, Any] = {
@@ -255,6 +273,32 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
             }
         ],
     }
+    if finding.witness:
+        # GitHub code scanning draws a code flow as the steps of the path.
+        result["codeFlows"] = [
+            {
+                "threadFlows": [
+                    {
+                        "locations": [
+                            {
+                                "location": {
+                                    "physicalLocation": {
+                                        "artifactLocation": location,
+                                        "region": {
+                                            "startLine": step.line,
+                                            "startColumn": step.column + 1,
+                                        },
+                                    },
+                                    "message": {"text": step.clause},
+                                },
+                                "kinds": [_FLOW_KINDS[step.role]],
+                            }
+                            for step in finding.witness
+                        ]
+                    }
+                ]
+            }
+        ]
     if finding.fix is not None:
         result["fixes"] = [
             {

@@ -352,24 +352,32 @@ def _range(finding: Finding, lines: SourceLines) -> types.Range:
     )
 
 
+def _line_range(number: int, lines: SourceLines) -> types.Range:
+    """The code on a line, without its indentation."""
+    text = lines.line(number)
+    indent = len(text) - len(text.lstrip())
+    return types.Range(
+        start=types.Position(line=number - 1, character=lines.utf16(number, indent)),
+        end=types.Position(line=number - 1, character=lines.utf16(number, len(text.rstrip()))),
+    )
+
+
 def _diagnostic(finding: Finding, uri: str, lines: SourceLines) -> types.Diagnostic:
     related = None
     if finding.change_line is not None:
-        text = lines.line(finding.change_line)
-        indent = len(text) - len(text.lstrip())
-        where = types.Range(
-            start=types.Position(line=finding.change_line - 1, character=lines.utf16(
-                finding.change_line, indent)),
-            end=types.Position(
-                line=finding.change_line - 1,
-                character=lines.utf16(finding.change_line, len(text.rstrip())),
-            ),
-        )  # fmt: skip
         related = [
             types.DiagnosticRelatedInformation(
-                location=types.Location(uri=uri, range=where),
+                location=types.Location(uri=uri, range=_line_range(finding.change_line, lines)),
                 message=f"'{finding.name}' changes here",
             )
+        ]
+        # The witness, step by step: where the compiled call traces, the change, the reuse.
+        related += [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri, range=_line_range(step.line, lines)),
+                message=f"{step.role.value}: {step.clause}",
+            )
+            for step in finding.witness
         ]
     url = rule_url(finding.code)
     message = finding.message

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .option_kinds import Kind, Names, Patterns, PatternTable, Selectors, Switch
-from .settings import Settings, compile_functions_with
+from .settings import DEFAULT_SELECT, Settings, compile_functions_with
 
 T = TypeVar("T")
 
@@ -122,7 +122,13 @@ DEFAULT_EXCLUDE = (
     "build", "dist", "node_modules", "site-packages", "venv", "*.egg-info",
 )  # fmt: skip
 
-SELECT = Option("select", Selectors(), ("JC",), "codes or prefixes to report (JC)", RULE_SELECTION)
+SELECT = Option(
+    "select",
+    Selectors(),
+    DEFAULT_SELECT,
+    "codes or prefixes to report (JC1,JC9; API hazards are JC2)",
+    RULE_SELECTION,
+)
 IGNORE = Option("ignore", Selectors(), (), "codes or prefixes to leave out", RULE_SELECTION)
 JAX_COMPILE_FUNCTIONS = Option(
     "jax-compile-functions",

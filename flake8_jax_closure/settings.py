@@ -19,10 +19,15 @@ def compile_functions_with(extra: Iterable[str]) -> frozenset[str]:
     return COMPILE_FUNCTIONS | frozenset(name.strip() for name in extra if name.strip())
 
 
+# The rules with a witness, and JC900. API hazards (JC2xx) are opt-in: ``--extend-select JC2``.
+DEFAULT_SELECT = ("JC1", "JC9")
+OPT_IN = ("JC2",)
+
+
 @dataclass(frozen=True)
 class Settings:
     compile_functions: frozenset[str] = COMPILE_FUNCTIONS
-    select: tuple[str, ...] = ("JC",)
+    select: tuple[str, ...] = DEFAULT_SELECT
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flake8_jax_closure.diagnostics import Finding
-from flake8_jax_closure.rules import RULES
+from flake8_jax_closure.rules import RULES, hazard_code
 from flake8_jax_closure.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,8 +150,9 @@ class Fixture:
         return self.path.with_suffix(".fixed.py")
 
     def settings(self, **overrides: object) -> Settings:
-        """Only the fixture's rules selected, with the compile functions its header adds."""
-        overrides.setdefault("select", self.rules)
+        """Only the fixture's rules selected (each with its API hazards), with the compile
+        functions its header adds."""
+        overrides.setdefault("select", (*self.rules, *(hazard_code(r) for r in self.rules)))
         return Settings.with_extra_compile_functions(self.header.compile_functions, **overrides)
 
     def marked(self) -> list[tuple[int, str]]:

@@ -77,6 +77,11 @@ def set_values(scale, new_rate):
     global SCALE, rate
     SCALE = scale
     rate = new_rate
+
+
+f(1.0)
+set_values(2.0, 0.1)
+f(1.0)
 """
 
 

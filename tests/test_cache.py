@@ -13,7 +13,8 @@ from flake8_jax_closure.settings import RunOptions, Settings
 
 STALE = (
     "import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef step_{index}(x):\n    return x * SCALE\n\n\n"
-    "def set_scale(value):\n    global SCALE\n    SCALE = value\n"
+    "def set_scale(value):\n    global SCALE\n    SCALE = value\n\n\n"
+    "step_{index}(1.0)\nset_scale(2.0)\nstep_{index}(1.0)\n"
 )
 
 

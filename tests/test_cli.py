@@ -31,6 +31,11 @@ def scaled(x):
 def set_scale(value):
     global SCALE
     SCALE = value
+
+
+scaled(1.0)
+set_scale(2.0)
+scaled(1.0)
 """
 
 
@@ -56,7 +61,8 @@ def test_check_reports_findings_and_exits_1(project: Path) -> None:
     assert out == (
         f"{project / 'pkg' / 'seed.py'}:41:16: JC101 [*] 'jitted_mult' (jax.jit) reads closure "
         "variable 'weights', rebound at line 45 in 'update_locally_created'; compiled calls "
-        "keep the value from the first trace\n"
+        "keep the value from the first trace: traced at line 60, changed at line 63 by "
+        "'update_locally_created()', reused at line 60 (next pass of the loop at line 58)\n"
         "Found 1 finding (1 fixable with `flake8-jax-closure fix`).\n"
     )
 

@@ -23,6 +23,11 @@ def f(x):
 def g():
     global K
     K = 2
+
+
+f(1)
+g()
+f(1)
 """
 
 

@@ -143,7 +143,7 @@ def test_a_shared_detection_skips_what_no_selected_rule_reports(
     monkeypatch.setattr(CaptureAnalysis, "_first_changes", spy)
     source = (
         "import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\n\n"
-        "def set_scale(v):\n    global SCALE\n    SCALE = v\n"
+        "def set_scale(v):\n    global SCALE\n    SCALE = v\n\n\nf(1.0)\nset_scale(2.0)\nf(1.0)\n"
     )
     module = ModuleFacts(ast.parse(source), source, COMPILE_FUNCTIONS)
     assert selected_findings(module, lambda code: code == "JC101") == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,10 @@ from flake8_jax_closure.flake8_plugin import JaxClosureChecker
 
 
 def flake8(
-    *argv: str, stdin: str | None = None, cwd: Path | None = None
+    *argv: str, stdin: str | None = None, cwd: Path | None = None, select: str | None = "JC"
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "flake8", "--select=JC", *argv],
+        [sys.executable, "-m", "flake8", *([f"--select={select}"] if select else []), *argv],
         capture_output=True,
         text=True,
         input=stdin,
@@ -31,7 +32,8 @@ def test_flake8_reports_the_seed_finding() -> None:
     assert completed.stdout == (
         f"{FIXTURES / 'JC101' / 'seed.py'}:41:16: JC101 'jitted_mult' (jax.jit) reads closure "
         "variable 'weights', rebound at line 45 in 'update_locally_created'; compiled calls keep "
-        "the value from the first trace\n"
+        "the value from the first trace: traced at line 60, changed at line 63 by "
+        "'update_locally_created()', reused at line 60 (next pass of the loop at line 58)\n"
     )
 
 
@@ -60,7 +62,7 @@ def test_flake8_option_adds_compile_functions(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(
         "import mylib\nK = 1\n\n\n@mylib.fast_jit\ndef f(x):\n    return x * K\n\n\n"
-        "def g():\n    global K\n    K = 2\n",
+        "def g():\n    global K\n    K = 2\n\n\nf(1)\ng()\nf(1)\n",
         encoding="utf-8",
     )
     assert flake8(str(path)).stdout == ""
@@ -112,7 +114,16 @@ def test_no_options_resolve_to_the_default_settings() -> None:
     from flake8_jax_closure.config import FileConfig, Overrides, resolve
 
     JaxClosureChecker.parse_options(argparse.Namespace(jax_compile_functions=[]))
-    assert JaxClosureChecker.settings == resolve(FileConfig(), Overrides()).settings
+    # Every code computed: flake8 selects, and ignores the API hazards (JC2) by default.
+    default = resolve(FileConfig(), Overrides()).settings
+    assert JaxClosureChecker.settings == dataclasses.replace(default, select=("JC",))
+
+
+def test_api_hazards_are_ignored_by_default_and_selectable() -> None:
+    path = str(FIXTURES / "JC101" / "closure_rebound.py")
+    assert ": JC201 " not in flake8(path, select=None).stdout
+    assert ": JC201 " in flake8("--extend-select=JC2", path, select=None).stdout
+    assert ": JC101 " in flake8("--extend-select=JC2", path, select=None).stdout
 
 
 def test_parse_options_accepts_lists_and_strings() -> None:

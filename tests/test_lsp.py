@@ -92,8 +92,14 @@ def test_diagnostics_quick_fix_and_fix_all(tmp_path: Path) -> None:
     (noqa_edit,) = ignore.edit.changes[result["uri"]]
     assert noqa_edit.new_text == "        return weights.dot(input_var)  # noqa: JC101"
     assert diagnostic.code_description.href.endswith("/docs/rules/JC101.md")
-    (related,) = diagnostic.related_information
+    related, *witness = diagnostic.related_information
     assert related.location.range.start.line == 44 and "'weights' changes here" in related.message
+    # The witness, in the editor: trace, change, reuse (0-based lines 59, 62, 59).
+    assert [(w.location.range.start.line, w.message.split(":")[0]) for w in witness] == [
+        (59, "trace"),
+        (62, "change"),
+        (59, "reuse"),
+    ]
     (fix_all,) = result["fix_all"]
     assert fix_all.kind == "source.fixAll.flake8-jax-closure"
     assert apply_edits(SEED, fix_all.edit.changes[result["uri"]]) == SEED_FIXED

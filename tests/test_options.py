@@ -136,12 +136,18 @@ def test_the_readme_shows_every_configuration_key() -> None:
 def test_flake8_gets_the_options_declared_for_it() -> None:
     added: list[str] = []
 
+    ignored: list[str] = []
+
     class Manager:
         def add_option(self, flag: str, **kwargs: Any) -> None:
             added.append(flag)
 
+        def extend_default_ignore(self, codes: list[str]) -> None:
+            ignored.extend(codes)
+
     JaxClosureChecker.add_options(Manager())
     assert added == [o.flag for o in OPTIONS if Place.FLAKE8 in o.places]
+    assert ignored == ["JC2"]  # API hazards are opt-in under flake8 too
 
 
 @dataclass(frozen=True)

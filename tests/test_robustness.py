@@ -232,7 +232,7 @@ def test_deeply_nested_code(tmp_path: Path) -> None:
     nested = "[" * 180 + "]" * 180
     source = (
         "import jax\n\n\n@jax.jit\ndef f(x):\n    return x * S\n\n\nS = 1\n\n\n"
-        f"def g():\n    global S\n    S = {nested}\n"
+        f"def g():\n    global S\n    S = {nested}\n\n\nf(1)\ng()\nf(1)\n"
     )
     findings = check_source(source, Settings())
     assert [f.code for f in findings] == ["JC102"]

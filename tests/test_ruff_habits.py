@@ -38,6 +38,12 @@ def set_scale(value):
     global SCALE
     SCALE = value
     CONFIG.update(clip=value)
+
+
+for value in (1.0, 2.0):
+    scaled(1.0)
+    clipped(1.0)
+    set_scale(value)
 """
 
 
@@ -201,6 +207,10 @@ def test_rule_knows_every_code_in_the_table() -> None:
         "JC102",
         "JC103",
         "JC104",
+        "JC201",
+        "JC202",
+        "JC203",
+        "JC204",
         "JC900",
     ]
     code, everything, _ = run("rule", "--all")

@@ -27,6 +27,11 @@ def scaled(x):
 def set_scale(value):
     global SCALE
     SCALE = value
+
+
+scaled(1.0)
+set_scale(2.0)
+scaled(1.0)
 """
 
 

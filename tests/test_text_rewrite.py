@@ -115,7 +115,7 @@ def variant(header: str, body: str, place: str, tabs: bool) -> str:
 @pytest.mark.parametrize("place", PLACES)
 def test_variants_are_rewritten_alike(place: str) -> None:
     written = fixed = 0
-    settings = Settings(unsafe_fixes=True)
+    settings = Settings(unsafe_fixes=True, select=("JC",))
     for header, body, tabs, newline in itertools.product(
         HEADERS, BODIES, (False, True), ("\n", "\r\n")
     ):
@@ -178,7 +178,7 @@ def test_by_call_variants_are_rewritten_alike(place: str) -> None:
             compile(source, "variant", "exec")
         except SyntaxError:
             continue
-        as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True))
+        as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True, select=("JC",)))
         assert_same(as_text, with_libcst)
         written += as_text.as_text
         fixed += as_text.text != source
@@ -233,7 +233,7 @@ def test_static_values_are_rewritten_alike(newline: str) -> None:
             "def set_mode(value):\n    global MODE, WIDTH, SCALE\n"
             "    MODE = WIDTH = SCALE = value\n"
         ).replace("\n", newline)
-        as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True))
+        as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True, select=("JC",)))
         assert_same(as_text, with_libcst)
         written += as_text.as_text
         fixed += as_text.text != source
@@ -245,7 +245,7 @@ def test_static_values_are_rewritten_alike(newline: str) -> None:
 @pytest.mark.parametrize("source", READS.values(), ids=READS.keys())
 def test_reads_replaced_by_parameters_are_rewritten_alike(source: str) -> None:
     """Each read becomes the parameter; its parentheses stay."""
-    as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True))
+    as_text, with_libcst = both_ways(source, Settings(unsafe_fixes=True, select=("JC",)))
     assert as_text.as_text == 1
     assert_same(as_text, with_libcst)
     assert "x * (CONFIG_scale) + CONFIG_scale" in as_text.text or (
@@ -261,7 +261,7 @@ def test_the_common_forms_do_not_import_libcst(tmp_path: Path, by_call: bool) ->
         "from flake8_jax_closure.engine import check_source\n"
         "from flake8_jax_closure.settings import Settings\n"
         "source = open(sys.argv[1]).read()\n"
-        "found = check_source(source, Settings())\n"
+        "found = check_source(source, Settings(select=('JC',)))\n"
         "assert found and all(f.fix and f.fix.edits for f in found), found\n"
         "print('libcst' in sys.modules)\n"
     )

@@ -70,7 +70,9 @@ def _without_type_parameters(source: str) -> str:
 @pytest.mark.parametrize("form", SOURCES)
 def test_the_rewrite_keeps_type_parameters(form: str) -> None:
     source = SOURCES[form]
-    analysis = _analyse_selected(_without_type_parameters(source), Settings(), True, None)
+    analysis = _analyse_selected(
+        _without_type_parameters(source), Settings(select=("JC",)), True, None
+    )
     assert analysis is not None
     plans = list(dict.fromkeys(f.fix.plan for f in analysis.findings if f.fix and f.fix.plan))
     assert len(plans) == 1
@@ -84,7 +86,7 @@ def test_the_rewrite_keeps_type_parameters(form: str) -> None:
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="type parameters need Python 3.12")
 @pytest.mark.parametrize("form", SOURCES)
 def test_a_fixed_generic_module_runs(form: str) -> None:
-    fixed = fix_source(SOURCES[form], Settings()).source
+    fixed = fix_source(SOURCES[form], Settings(select=("JC",))).source
     for expected in EXPECTED[form]:
         assert expected in fixed
     # Without jax: a stand-in whose jit compiles nothing, to run the module's definitions.

@@ -43,7 +43,7 @@ from .facts.model import (
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
 from .structure import sets_split_structure
-from .timing import CompiledLife, compiled_life, stale_after
+from .timing import CompiledLife, StalePath, compiled_life, stale_path
 
 # Binding kinds that make a name refer to a module or a function: in-place changes to those are
 # not value changes (``jnp.append(...)`` is a call, not a mutation of ``jnp``). Classes are
@@ -87,6 +87,8 @@ class StaleCapture:
     # The name is a class or a module (``Defaults.EPS``, ``cls.scale``, ``config.LR``): its
     # attributes change, and are shown with it.
     class_attribute: bool = False
+    # How the reported change makes a compiled call stale: a witness, or an API hazard.
+    path: StalePath = field(default_factory=StalePath, repr=False)
 
     @property
     def is_global(self) -> bool:
@@ -287,12 +289,12 @@ class CaptureAnalysis:
                 paths = [read.path for read in reads]
             cls = self.class_of_cls(owner, name)
             if cls is not None:
-                rebinding, mutation = None, self._first_class_change(sites, cls, paths)
+                rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
-                rebinding, mutation = self._first_changes(
+                rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced
                 )
-            if rebinding is None and mutation is None:
+            if path is None:
                 continue
             reads.sort(key=lambda r: r.start)
             bindings = self.facts.bindings_of(owner, name)
@@ -304,6 +306,7 @@ class CaptureAnalysis:
             yield StaleCapture(
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
                 read_through=through.get((owner_id, name)), class_attribute=class_bound,
+                path=path,
             )  # fmt: skip
 
     def _first_changes(
@@ -313,12 +316,12 @@ class CaptureAnalysis:
         name: str,
         paths: list[tuple[str, ...]],
         retraced_by_shape: bool = True,
-    ) -> tuple[Binding | None, Mutation | None]:
+    ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
         bindings = facts.bindings_of(owner, name)
         if not bindings and owner.kind is not ScopeKind.MODULE:
-            return None, None
+            return None, None, None
         initial = initial_bindings(bindings, owner)
         rebindings = [
             b for b in bindings if b not in initial and not any(same_import(b, i) for i in initial)
@@ -360,24 +363,19 @@ class CaptureAnalysis:
             key=_change_at,
         )
         if not changes:
-            return None, None
+            return None, None, None
         life = self.life(sites)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
-        first_rebinding: Binding | None = None
-        first_mutation: Mutation | None = None
+        stale: list[tuple[Binding | Mutation, StalePath]] = []
         for change in changes:
-            if isinstance(change, Binding) and first_rebinding is not None:
-                continue
-            if isinstance(change, Mutation) and (first_mutation or first_rebinding):
-                continue
             reach = self.change_reach(change, barrier)
-            if not stale_after(self.graph, life, reach, _varies(change), retraced_by_shape):
+            path = stale_path(self.graph, life, reach, _varies(change), retraced_by_shape)
+            if path is None:
                 continue
-            if isinstance(change, Binding):
-                first_rebinding = change
-            else:
-                first_mutation = change
-        return first_rebinding, first_mutation
+            stale.append((change, path))
+            if path.witnessed and isinstance(change, Binding):
+                break  # nothing later is reported before it
+        return _reported(stale)
 
     def class_of_cls(self, owner: Scope, name: str) -> Scope | None:
         """The class whose ``cls`` this is: ``name`` is the first parameter of a classmethod."""
@@ -392,7 +390,7 @@ class CaptureAnalysis:
 
     def _first_class_change(
         self, sites: list[CompiledFunction], cls: Scope, paths: list[tuple[str, ...]]
-    ) -> Mutation | None:
+    ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         """``cls.scale`` read in a compiled closure built by a classmethod: changed by
         ``Scaler.scale = ...`` or ``cls.scale = ...`` in another classmethod."""
         attributes = {p[0][1:] for p in paths if p and p[0].startswith(".")}
@@ -406,10 +404,12 @@ class CaptureAnalysis:
             key=lambda m: m.end,
         )
         life = self.life(sites)
+        stale: list[tuple[Binding | Mutation, StalePath]] = []
         for change in changes:
-            if stale_after(self.graph, life, self.change_reach(change, None)):
-                return change
-        return None
+            path = stale_path(self.graph, life, self.change_reach(change, None))
+            if path is not None:
+                stale.append((change, path))
+        return _reported(stale)
 
     def _changes_class(self, mutation: Mutation, cls: Scope) -> bool:
         owner = self.facts.resolve(mutation.scope, mutation.name)
@@ -434,6 +434,26 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
+
+
+def _reported(
+    stale: list[tuple[Binding | Mutation, StalePath]],
+) -> tuple[Binding | None, Mutation | None, StalePath | None]:
+    """The rebinding and the mutation a finding reports, and the path of the one it names (a
+    rebinding, when there is one): among the changes the code shows a witness for, when there
+    are any, since those are what a user can check; else among the API hazards. The first
+    rebinding, and a mutation only when it comes before every rebinding."""
+    witnessed = [(change, path) for change, path in stale if path.witnessed]
+    rebinding: Binding | None = None
+    mutation: Mutation | None = None
+    paths: dict[int, StalePath] = {}
+    for change, path in witnessed or stale:
+        if isinstance(change, Binding) and rebinding is None:
+            rebinding, paths[id(change)] = change, path
+        elif isinstance(change, Mutation) and rebinding is None and mutation is None:
+            mutation, paths[id(change)] = change, path
+    named = rebinding or mutation
+    return rebinding, mutation, None if named is None else paths[id(named)]
 
 
 def _owner(scope: Scope) -> Owner:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..diagnostics import Role
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
@@ -198,6 +199,34 @@ def _while_named(
     return kept
 
 
+@dataclass(frozen=True)
+class PathStep:
+    role: Role
+    event: Event
+    again: str | None = None  # ``next pass of the loop at line 12``
+
+
+@dataclass(frozen=True)
+class StalePath:
+    """How a change can fall between a trace and a later compiled call.
+
+    A *witness* is a path the code shows: a compiled call that traces, the change, and a later
+    compiled call of the same object, each in code that runs (module statements, a loop, a
+    function the code runs more than once). Without one, only code outside the module can order
+    the change between two calls: an *API hazard*, through the functions it would call
+    (``entries``) or the objects handed to it (``handed_on``)."""
+
+    steps: tuple[PathStep, ...] = ()
+    # Functions outside code would call: those that make the change, those that use the object.
+    changers: tuple[Scope, ...] = ()
+    callers: tuple[Scope, ...] = ()
+    handed_on: tuple[Event, ...] = ()
+
+    @property
+    def witnessed(self) -> bool:
+        return bool(self.steps)
+
+
 def stale_after(
     graph: CallGraph,
     life: CompiledLife,
@@ -205,25 +234,39 @@ def stale_after(
     varies: bool = True,
     retraced_by_shape: bool = True,
 ) -> bool:
-    """Whether the change (its events, or outside code) can fall between a trace and a call.
+    return stale_path(graph, life, change, varies, retraced_by_shape) is not None
+
+
+def stale_path(
+    graph: CallGraph,
+    life: CompiledLife,
+    change: Reach,
+    varies: bool = True,
+    retraced_by_shape: bool = True,
+) -> StalePath | None:
+    """How the change (its events, or outside code) can fall between a trace and a call: a
+    witness when the code shows one, else an API hazard; None when it cannot.
 
     ``varies``: the change can set a different value on each run of its code (it depends on
     the function's arguments or on the old value); a change that sets the same value every
     time makes nothing stale by being repeated. ``retraced_by_shape``: a new trace of the
     compiled function reads the value afresh (not so for a ``lax.scan`` body, whose trace JAX
-    keeps while the shapes of its slices stay the same)."""
+    keeps while the shapes of its slices stay the same).
+
+    Witnesses are looked for first: a hazard is kept only in case none turns up."""
     uses = life.reach
+    hazard: StalePath | None = None
     if change.outside and _outside(uses, change, varies):
-        return True
+        hazard = _hazard(uses, change)
     home = life.home
-    if home is not None and any(e.kind is EventKind.ESCAPE for e in uses.events):
+    if hazard is None and home is not None and uses.handed_on:
         # Handed on out of its home's run: whoever holds it may call it around any change
         # made elsewhere; not around one made in the code around the home before the home
         # exists (that code's later runs make new objects).
         if change.outside or any(
             not e.driver.is_within(home) and not _before_home(graph, e, home) for e in change.events
         ):
-            return True
+            hazard = _hazard(uses, change)
     for event in change.events:
         here = uses.in_driver(event.driver)
         # Importers' code runs after the module's own, except after a script's main block.
@@ -233,24 +276,121 @@ def stale_after(
             and not graph.facts.in_script(event.at[0])
         )
         if event.kind is EventKind.ESCAPE:
+            # The function making the change is handed on: whoever holds it may run it at any
+            # time, which the code does not show.
             if module_outside or any(u.kind is EventKind.ESCAPE for u in here):
-                return True
+                hazard = hazard or _hazard(uses, change, (event,))
             after = [u for u in here if u.at > event.at]
             if after and (len(here) > 1 or any(u.loops for u in after)):
-                return True
+                hazard = hazard or _hazard(uses, change, (event,))
             continue
         for same_object in _by_object(here):
             if _sequence(event, same_object, module_outside) and not (
                 retraced_by_shape and _traced_anew(graph, event, same_object)
             ):
-                return True
-        if _loop(event, here, life):
-            return True
+                witness = _sequence_witness(graph, event, same_object)
+                if witness is not None:
+                    return witness
+                hazard = hazard or _hazard(uses, change)
+        loop = _loop(event, here, life)
+        if loop is not None:
+            use = min((u for u in here if loop in u.loops), key=_at)
+            line = loop.lineno  # type: ignore[attr-defined]
+            return _path(use, event, use, f"next pass of the loop at line {line}")
         if here and _repeats(graph, event.driver, life):
             # The next run uses the object traced in this run, before or after the change.
             if varies or any(u.at < event.at for u in here):
-                return True
-    return False
+                next_run = _next_run(graph, event.driver)
+                if next_run is not None:
+                    use = min(here, key=_at)
+                    return _path(use, event, use, next_run)
+                hazard = hazard or StalePath(changers=(event.driver,), callers=(event.driver,))
+    return hazard
+
+
+def called_again_path(life: CompiledLife, written: Event) -> StalePath | None:
+    """A value the compiled code writes while tracing (``self.n += 1; return self.n``): stale
+    from the second compiled call on. A witness when the code calls the object twice or in a
+    loop; a hazard when only code it is handed to, or outside code, can."""
+    runs = sorted((e for e in life.reach.events if e.kind is EventKind.RUN), key=_at)
+    for run in runs:
+        if run.loops:
+            line = run.loops[-1].lineno  # type: ignore[attr-defined]
+            return _path(run, written, run, f"next pass of the loop at line {line}")
+    if len(runs) > 1:
+        return _path(runs[0], written, runs[1])
+    if life.reach.escapes:
+        return StalePath(callers=_in_order(life.reach.entries), handed_on=_handed_on(life.reach))
+    return None
+
+
+def _at(event: Event) -> Pos:
+    return event.at
+
+
+def _path(trace: Event, change: Event, reuse: Event, again: str | None = None) -> StalePath:
+    return StalePath(
+        (
+            PathStep(Role.TRACE, trace),
+            PathStep(Role.CHANGE, change),
+            PathStep(Role.REUSE, reuse, again),
+        )
+    )
+
+
+def _sequence_witness(graph: CallGraph, change: Event, uses: list[Event]) -> StalePath | None:
+    """The first use before the change and the first after it, when both run in the code (a
+    call, or handing the object to a call, which runs it there)."""
+    before = [u for u in uses if u.at < change.at and _runs_here(graph, u)]
+    after = [u for u in uses if u.at > change.at and _runs_here(graph, u)]
+    if not before or not after:
+        return None
+    return _path(min(before, key=_at), change, min(after, key=_at))
+
+
+def _runs_here(graph: CallGraph, use: Event) -> bool:
+    """A compiled call, or the object handed to a call there (``trainer.fit(step)``), which
+    runs it then; not a ``return`` or a store, after which the code does not say when it
+    runs."""
+    if use.kind is EventKind.RUN or use.via is not None:
+        return True
+    parent = graph.facts.parent(use.node) if use.node is not None else None
+    if isinstance(parent, ast.keyword):
+        parent = graph.facts.parent(parent)
+    return isinstance(parent, ast.Call) and parent.func is not use.node
+
+
+def _next_run(graph: CallGraph, driver: Scope) -> str | None:
+    """Where the code runs ``driver`` again: a second call, or a call in a loop."""
+    runs = sorted(
+        (e for e in graph.uses_of_function(driver).events if e.kind is EventKind.RUN), key=_at
+    )
+    for run in runs:
+        if run.loops:
+            line = run.loops[-1].lineno  # type: ignore[attr-defined]
+            return f"next call of '{driver.name}()' in the loop at line {line}"
+    if len(runs) > 1:
+        return f"next call of '{driver.name}()' at line {runs[1].at[0]}"
+    return None
+
+
+def _hazard(uses: Reach, change: Reach, handed_on: tuple[Event, ...] = ()) -> StalePath:
+    """An API hazard: the entry points of the change and of the object, and where either is
+    handed to code the module does not show."""
+    return StalePath(
+        changers=_in_order(change.entries),
+        callers=_in_order(uses.entries),
+        handed_on=handed_on or _handed_on(uses),
+    )
+
+
+def _in_order(scopes: list[Scope]) -> tuple[Scope, ...]:
+    """Each once, in the order they stand in the module."""
+    return tuple(sorted({id(s): s for s in scopes}.values(), key=lambda s: s.start))
+
+
+def _handed_on(uses: Reach) -> tuple[Event, ...]:
+    return tuple(e for e in uses.events if e.kind is EventKind.ESCAPE)
 
 
 def _outside(uses: Reach, change: Reach, varies: bool) -> bool:
@@ -336,7 +476,8 @@ def _start(event: Event) -> Pos:
     return min(start, event.at)
 
 
-def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
+def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | None:
+    """The loop around the change that also uses the object, which outlives an iteration."""
     for loop in change.loops:
         if not any(loop in u.loops for u in uses):
             continue
@@ -356,8 +497,8 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> bool:
             and _every_pass(life.definition, loop, uses)
         )
         if not (made_here or defined_here):
-            return True
-    return False
+            return loop
+    return None
 
 
 def _repeats(graph: CallGraph, driver: Scope, life: CompiledLife) -> bool:

@@ -24,6 +24,7 @@ from . import (
     jc104_self_attribute,
     jc900_analysis_failed,
 )
+from ._common import hazard_code
 
 if TYPE_CHECKING:
     from ..analysis.captures import Owner, StaleCapture
@@ -51,14 +52,25 @@ RULES: tuple[Rule, ...] = tuple(
 )
 
 ANALYSIS_FAILED = jc900_analysis_failed.CODE
-CODES: tuple[str, ...] = (*(rule.code for rule in RULES), ANALYSIS_FAILED)
+# Each rule's API hazards, off by default: the code, and the rule's code.
+HAZARDS: dict[str, str] = {hazard_code(rule.code): rule.code for rule in RULES}
+CODES: tuple[str, ...] = (*(rule.code for rule in RULES), *HAZARDS, ANALYSIS_FAILED)
 # Every code the linter reports, with its documentation (JC900 is no rule of the analysis).
 _DOCUMENTED = (*_MODULES, jc900_analysis_failed)
-SUMMARIES: dict[str, str] = {module.CODE: module.SUMMARY for module in _DOCUMENTED}
+_OWN_SUMMARIES = {module.CODE: module.SUMMARY for module in _DOCUMENTED}
 # Short names, as ruff gives its rules: the module's name without the code.
-NAMES: dict[str, str] = {
+_OWN_NAMES = {
     module.CODE: module.__name__.rsplit(".", 1)[1].split("_", 1)[1].replace("_", "-")
     for module in _DOCUMENTED
+}
+# In the order of CODES; an API hazard is named and summarised after its rule.
+SUMMARIES: dict[str, str] = {
+    code: _OWN_SUMMARIES.get(code)
+    or f"API hazard of {HAZARDS[code]}: {_OWN_SUMMARIES[HAZARDS[code]]}, by outside callers only"
+    for code in CODES
+}
+NAMES: dict[str, str] = {
+    code: _OWN_NAMES.get(code) or f"{_OWN_NAMES[HAZARDS[code]]}-api-hazard" for code in CODES
 }
 
 
@@ -72,14 +84,16 @@ def selected_findings(
     found: list[tuple[StaleCapture, Finding]] = []
     for detect in dict.fromkeys(rule.detect for rule in RULES):
         sharing = [rule for rule in RULES if rule.detect is detect]
-        owners = frozenset().union(*(r.owners for r in sharing if is_selected(r.code)))
+        owners = frozenset().union(
+            *(r.owners for r in sharing if is_selected(r.code) or is_selected(hazard_code(r.code)))
+        )
         if not owners:
             continue
         for capture in detect(module, owners):
             for rule in sharing:
                 finding = rule.check(capture)
                 if finding is not None:
-                    if is_selected(rule.code):
+                    if is_selected(finding.code):
                         found.append((capture, finding))
                     break
     return found
@@ -95,12 +109,43 @@ def runtime_advice(code: str, name: str) -> str:
 def rule_documentation(code: str) -> str | None:
     """The rule's documentation, from its module: what it does, why it is bad, an example,
     what to use instead, and the safety of its fix."""
+    if code in HAZARDS:
+        return _hazard_documentation(code, HAZARDS[code])
     for module in _DOCUMENTED:
         if module.CODE == code:
             doc = inspect.getdoc(module) or ""
             title, _, body = doc.partition("\n")
             return f"{title}\n\n{body.strip()}\n"
     return None
+
+
+def _hazard_documentation(code: str, rule: str) -> str:
+    """An API hazard's page: the rule's, with what makes it a hazard rather than a finding."""
+    example = (rule_documentation(rule) or "").split("\nExample\n", 1)[1].split("\nUse instead")[0]
+    return f"""{code}: API hazard of {rule}, off by default
+
+What it does
+    Reports what {rule} reports when the project's own code shows no stale path: no compiled
+    call that traces, then the change, then a later compiled call of the same object, in code
+    that runs. Only a caller outside the project can make it stale, through the entry points
+    the finding names (a public setter and the compiled function, called in that order), or
+    code the compiled object is handed to. Off by default: turn it on with
+    ``--extend-select JC2`` (or ``extend-select = ["JC2"]`` in the configuration), as a
+    library whose users call those entry points may want.
+
+Why is this bad
+    A caller that runs the entry points in that order gets compiled results computed with the
+    old value, as {rule} explains; nothing in the project does so today.
+
+Example
+{example.rstrip()}
+
+Use instead
+    As for {rule}: pass the value as an argument of the compiled function.
+
+Fix safety
+    As for {rule}: the same fix, with the same safety.
+"""
 
 
 _SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety")

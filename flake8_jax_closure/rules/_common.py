@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Finding
+from ..diagnostics import Finding, WitnessStep
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
-    from ..analysis.facts.model import Site
+    from ..analysis.facts.model import Scope, Site
+    from ..analysis.timing import StalePath
 
 STALE = "compiled calls keep the value from the first trace"
+# An API hazard's code: the rule's, in the hundreds above (JC102 -> JC202), off by default.
+HAZARD_OFFSET = 100
+
+
+def hazard_code(code: str) -> str:
+    """The code of a rule's API hazards: ``JC202`` for ``JC102``."""
+    return f"JC{int(code[2:]) + HAZARD_OFFSET}"
 
 
 def where(site: Site) -> str:
@@ -24,6 +32,15 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
     read = capture.first_read
     (line, column), (end_line, end_column) = read.start, read.end
     change = capture.rebinding or capture.mutation
+    path = capture.path
+    if path.witnessed:
+        witness = _witness(path)
+        message += ": " + ", ".join(step.clause for step in witness)
+        entry_points: tuple[str, ...] = ()
+    else:
+        code, witness = hazard_code(code), ()
+        entry_points = _entry_points(path)
+        message += f"; {_hazard(path)}"
     return Finding(
         code=code,
         message=message,
@@ -34,7 +51,61 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
         function=capture.compiled.name,
         name=capture.name if capture.attribute is None else f"{capture.name}.{capture.attribute}",
         change_line=change.line if change is not None else None,
+        witness=witness,
+        entry_points=entry_points,
     )
+
+
+def _witness(path: StalePath) -> tuple[WitnessStep, ...]:
+    return tuple(
+        WitnessStep(
+            step.role,
+            step.event.at[0],
+            step.event.at[1],
+            via=step.event.via.name if step.event.via is not None else None,
+            again=step.again,
+        )
+        for step in path.steps
+    )
+
+
+def _entry_points(path: StalePath) -> tuple[str, ...]:
+    """The functions through which outside code can order a change between two calls."""
+    return tuple(dict.fromkeys(_qualified(s) for s in (*path.changers, *path.callers)))
+
+
+def _qualified(scope: Scope) -> str:
+    """``Trainer.set_lr`` for a method, ``set_lr`` for a function."""
+    names = []
+    current: Scope | None = scope
+    while current is not None and current.parent is not None:
+        names.append(current.name)
+        current = current.parent
+    return ".".join(reversed(names))
+
+
+def _hazard(path: StalePath) -> str:
+    """What an API hazard depends on: the entry points outside code would call, or where the
+    object is handed to code the project does not show."""
+    changers = _names(path.changers)
+    callers = _names(path.callers)
+    outside = "API hazard: stale if a caller outside the project runs"
+    if changers and changers == callers:
+        return f"{outside} {changers} more than once"
+    if changers and callers:
+        return f"{outside} {changers} between calls of {callers}"
+    if changers:
+        return f"{outside} {changers} between compiled calls"
+    if callers:
+        return f"{outside} {callers} before and after the change"
+    lines = sorted({event.at[0] for event in path.handed_on})
+    where = f" at line {lines[0]}" if lines else ""
+    return f"API hazard: stale if the code it is handed to{where} calls it around the change"
+
+
+def _names(scopes: tuple[Scope, ...]) -> str:
+    shown = ", ".join(f"'{_qualified(scope)}()'" for scope in scopes[:3])
+    return shown + (f" and {len(scopes) - 3} more" if len(scopes) > 3 else "")
 
 
 def subject(capture: StaleCapture) -> str:

@@ -38,6 +38,8 @@ class Event:
     origin: Pos | None = None
     # For ``return a, b``: the position of the thing in the returned tuple.
     element: int | None = None
+    # For ``return Record(step=step)``: the attribute of the returned object that holds it.
+    member: str | None = None
 
 
 @dataclass

@@ -81,9 +81,14 @@ class CallGraph:
                 if id(event.driver) in followed:
                     continue  # its callers' results are in already
                 followed.add(id(event.driver))
-                results = list(
-                    self.holders.result_events(event.driver, event.driver is barrier, event.element)
-                )
+                # What the callers do with the result, done through the function returned
+                # (``tester.update(w)`` runs ``update``): named as the events' ``via``.
+                results = [
+                    replace(result, via=result.via or event.via)
+                    for result in self.holders.result_events(
+                        event.driver, event.driver is barrier, event.element, event.member
+                    )
+                ]
                 reach.events.extend(results)
                 pending.extend(e.driver for e in results)
         self._escapes_through_calls(reach)

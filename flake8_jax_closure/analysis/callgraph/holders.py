@@ -42,10 +42,16 @@ class HolderEvents:
         return self._holder_events(binder, name, since, set())
 
     def _holder_events(
-        self, binder: Scope, name: str, since: Pos, seen: set[tuple[int, str]]
+        self,
+        binder: Scope,
+        name: str,
+        since: Pos,
+        seen: set[tuple[int, str]],
+        member: str | None = None,
     ) -> Iterator[Event]:
-        """Events of the object bound to ``name`` in ``binder`` at ``since``."""
-        key = (id(binder), name)
+        """Events of the object bound to ``name`` in ``binder`` at ``since`` (with ``member``,
+        of what its attribute ``member`` holds: ``tester.step`` for ``Record(step=step)``)."""
+        key = (id(binder), name if member is None else f"{name}.{member}")
         if key in seen:
             return
         seen.add(key)
@@ -69,6 +75,15 @@ class HolderEvents:
         for read in facts.reads_of(binder, name):
             if read.scope.function() is binder.function() and not (since <= read.start < until):
                 continue  # straight-line code before the object exists, or after a new one
+            attribute = facts.parent(read.node)
+            if member is not None and isinstance(attribute, ast.Attribute):
+                if attribute.attr != member or _stored(facts, attribute):
+                    continue  # another attribute of the record
+                if _called(facts, attribute):
+                    yield event_at(read.scope, attribute, read.loops, EventKind.RUN)
+                else:
+                    yield from self.value_use(read.scope, attribute, read.loops, seen)
+                continue
             yield from self.read_events(read, seen)
 
     def next_binding(
@@ -102,6 +117,9 @@ class HolderEvents:
         facts = self.facts
         seen = seen if seen is not None else set()
         parent = facts.parent(node)
+        member = None
+        if isinstance(parent, ast.keyword) and parent.arg is not None:
+            member = parent.arg
         if isinstance(parent, (ast.Starred, ast.keyword)):
             node, parent = parent, facts.parent(parent)
         if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
@@ -118,7 +136,11 @@ class HolderEvents:
                 # with it (``jax.lax.scan(step, ...)``, ``timeit(lambda: f(x))``): now.
                 yield event_at(scope, node, loops, EventKind.RUN)
                 return
-            yield from self._result_use(scope, parent, loops, seen, callee in FUNCTION_TRANSFORMS)
+            if not _makes_record(parent):
+                member = None
+            yield from self._result_use(
+                scope, parent, loops, seen, callee in FUNCTION_TRANSFORMS, member=member
+            )
             return
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             yield from self._kept(scope, parent, node, loops, seen)
@@ -135,7 +157,11 @@ class HolderEvents:
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
     def result_events(
-        self, function: Scope, by_call: bool = False, element: int | None = None
+        self,
+        function: Scope,
+        by_call: bool = False,
+        element: int | None = None,
+        member: str | None = None,
     ) -> Iterator[Event]:
         """What happens to the value a function returns, at each of its calls (with
         ``by_call``, each event names the call it comes from; with ``element``, to that item
@@ -165,7 +191,7 @@ class HolderEvents:
                 and call.func is ref.node
                 and not ref.scope.is_within(function)
             ):
-                events = self._result_use(ref.scope, call, ref.loops, set(), True, element)
+                events = self._result_use(ref.scope, call, ref.loops, set(), True, element, member)
                 if by_call:
                     origin = (call.lineno, call.col_offset)
                     events = (replace(e, origin=origin) for e in events)
@@ -179,14 +205,18 @@ class HolderEvents:
         seen: set[tuple[int, str]],
         transform: bool,
         element: int | None = None,
+        member: str | None = None,
     ) -> Iterator[Event]:
         """The result of a call given the object (``jax.vmap(f)``, ``summary.wrap(f)``) is made
-        from it: calling that result calls it."""
+        from it: calling that result calls it. With ``member``, the result holds it in that
+        attribute (``Record(step=step)``)."""
         made = self.facts.parent(call)
         if isinstance(made, ast.Call) and made.func is call:
             yield event_at(scope, made, loops, EventKind.RUN)
+        elif member is not None and isinstance(made, ast.Return) and made.value is call:
+            yield replace(event_at(scope, call, loops, EventKind.ESCAPE), member=member)
         elif isinstance(made, (ast.Assign, ast.AnnAssign)) and made.value is call:
-            yield from self._kept(scope, made, call, loops, seen, transform, element)
+            yield from self._kept(scope, made, call, loops, seen, transform, element, member)
         elif isinstance(made, ast.Expr):
             if not transform:
                 # ``register(f)``: kept by code this module cannot see.
@@ -203,6 +233,7 @@ class HolderEvents:
         seen: set[tuple[int, str]],
         unpack: bool = True,
         element: int | None = None,
+        member: str | None = None,
     ) -> Iterator[Event]:
         """``g = <value>``, ``self.g = <value>``, ``a, b = <value>``. ``unpack``: the names
         of ``a, b = <value>`` may hold the object (a factory's results, not the outputs of
@@ -212,7 +243,7 @@ class HolderEvents:
         if target is not None:
             binder = facts.resolve(scope, target)
             since = (statement.end_lineno or 0, statement.end_col_offset or 0)
-            yield from self._holder_events(binder, target, since, seen)
+            yield from self._holder_events(binder, target, since, seen, member)
             return
         stored = _single_attribute(statement)
         if stored is not None:
@@ -290,6 +321,19 @@ class HolderEvents:
             return False
         owner = self.facts.resolve(scope, callee.id)
         return any(b.kind is BindingKind.DEF for b in self.facts.bindings_of(owner, callee.id))
+
+
+def _makes_record(call: ast.Call) -> bool:
+    """``Model(step=step)``: a class by its name (dataclasses, NamedTuples, chex and flax
+    structs keep each keyword as the attribute of that name)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name[:1].isupper()
+
+
+def _called(facts: Facts, node: ast.expr) -> bool:
+    call = facts.parent(node)
+    return isinstance(call, ast.Call) and call.func is node
 
 
 def _stored(facts: Facts, node: ast.expr) -> bool:

@@ -31,7 +31,7 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from ...analysis.callgraph.events import Reach
+from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
@@ -39,7 +39,7 @@ from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
 from ...analysis.structure import sets_split_structure
-from ...analysis.timing import CompiledLife, stale_after
+from ...analysis.timing import CompiledLife, StalePath, called_again_path, stale_path
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .guards import is_none, tests_around, unset_flag
 from .holders import Holder, HolderFinder
@@ -112,18 +112,25 @@ class MethodCaptureAnalysis:
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
-            change = self._first_change(
+            stale: list[tuple[Mutation, StalePath]] = []
+            for change, path in self._stale_changes(
                 cls, holder, attribute, life, replacers, own_state, own_writes
-            )
-            if change is None:
-                change = self._held_object_change(cls, attribute, attribute_reads, life)
-            if change is None:
+            ):
+                stale.append((change, path))
+                if path.witnessed:
+                    break  # nothing later is reported before it
+            if not any(path.witnessed for _, path in stale):
+                stale += self._held_object_changes(cls, attribute, attribute_reads, life)
+            if not stale:
                 continue
+            # The first change the code shows a witness for, else the first API hazard.
+            change, path = next(((c, p) for c, p in stale if p.witnessed), stale[0])
             attribute_reads.sort(key=lambda r: r.start)
             yield StaleCapture(
                 site, self_name, method, attribute_reads[0], tuple(attribute_reads), None,
                 change, attribute=attribute, static_self=holder.static_self,
                 bound_method=holder.bound_method, read_through=through.get(attribute),
+                path=path,
             )  # fmt: skip
 
     def _life(self, holder: Holder) -> CompiledLife:
@@ -231,7 +238,7 @@ class MethodCaptureAnalysis:
             if held and mutation.path[-1] == f".{attribute}":
                 yield mutation, None
 
-    def _first_change(
+    def _stale_changes(
         self,
         cls: ClassFacts,
         holder: Holder,
@@ -240,12 +247,16 @@ class MethodCaptureAnalysis:
         replacers: set[Scope],
         own_state: set[int],
         own_writes: set[int],
-    ) -> Mutation | None:
+    ) -> Iterator[tuple[Mutation, StalePath]]:
+        """The changes that can make the compiled object stale, in order, each with its path."""
         changes = sorted(self._changes(cls, attribute), key=lambda c: c[0].end)
         for mutation, method in changes:
             if id(mutation) in own_writes:
-                if _called_again(life):
-                    return mutation
+                # Written once, while tracing: stale from the second compiled call on.
+                written = Event(mutation.scope, mutation.end, mutation.loops, EventKind.RUN)
+                own = called_again_path(life, written)
+                if own is not None:
+                    yield mutation, own
                 continue
             if mutation.scope.is_within(holder.site.scope) or id(mutation) in own_state:
                 continue  # trace-time work of the compiled function itself
@@ -261,8 +272,9 @@ class MethodCaptureAnalysis:
                 if method.name in cls.construction or method in replacers:
                     continue  # before the object exists, or only for the next object made
             if method is None:
-                if self._instance_change(mutation, life):
-                    return mutation
+                path = self._instance_change(mutation, life)
+                if path is not None:
+                    yield mutation, path
                 continue
             if method is holder.method and holder.bound_method:
                 continue  # the compiled method's own trace-time work
@@ -272,19 +284,19 @@ class MethodCaptureAnalysis:
             # A method that runs at most once per object cannot repeat the change after a
             # trace: only a compiled call before its one run makes it stale.
             once = self._runs_once(cls, method)
-            if stale_after(self.graph, life, reach, varies=not once):
-                return mutation
-        return None
+            path = stale_path(self.graph, life, reach, varies=not once)
+            if path is not None:
+                yield mutation, path
 
-    def _held_object_change(
+    def _held_object_changes(
         self, cls: ClassFacts, attribute: str, reads: list[Read], life: CompiledLife
-    ) -> Mutation | None:
+    ) -> Iterator[tuple[Mutation, StalePath]]:
         """``self.opt.lr`` read, ``self.lr = ...`` in a method of the object ``self.opt`` holds
         (of the class it is made from in this class, or of any class when the code does not
         say): timed where that method is called."""
         inner = {r.path[1][1:] for r in reads if len(r.path) > 1 and r.path[1].startswith(".")}
         if not inner:
-            return None
+            return
         held = self._held_classes(cls, attribute)
         for name in sorted(inner):
             for mutation in sorted(self.facts.attribute_changes(name), key=lambda m: m.end):
@@ -298,9 +310,9 @@ class MethodCaptureAnalysis:
                     or (held and not any(self.graph.related(other, c) for c in held))
                 ):
                     continue
-                if stale_after(self.graph, life, self.captures.change_reach(mutation, None)):
-                    return mutation
-        return None
+                path = stale_path(self.graph, life, self.captures.change_reach(mutation, None))
+                if path is not None:
+                    yield mutation, path
 
     def _held_classes(self, cls: ClassFacts, attribute: str) -> list[Scope]:
         """The classes ``self.<attribute> = SomeClass(...)`` makes in this class; empty when
@@ -363,14 +375,14 @@ class MethodCaptureAnalysis:
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
 
-    def _instance_change(self, mutation: Mutation, life: CompiledLife) -> bool:
+    def _instance_change(self, mutation: Mutation, life: CompiledLife) -> StalePath | None:
         """``obj.attr = ...`` (or ``param.attr = ...`` in a function given the object): timed
         where it runs against the compiled object's calls."""
         owner = self.facts.resolve(mutation.scope, mutation.name)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         if mutation.name in owner.params:
             barrier = None  # the object comes from the callers: each call changes it
-        return stale_after(self.graph, life, self.captures.change_reach(mutation, barrier))
+        return stale_path(self.graph, life, self.captures.change_reach(mutation, barrier))
 
 
 def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) -> bool:
@@ -413,10 +425,3 @@ def _attribute_holding_wrapper(function: ast.AST, compiled: str) -> ast.Attribut
 
 def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
-
-
-def _called_again(life: CompiledLife) -> bool:
-    """Whether the compiled object can be called more than once: twice, in a loop, by code
-    outside the module, or after being handed on."""
-    reach = life.reach
-    return reach.escapes or len(reach.events) > 1 or any(event.loops for event in reach.events)
