@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .facts.model import Binding, BindingKind, Read, Scope, exclusive
+from .facts.model import Binding, BindingKind, Mutation, Read, Scope, ScopeKind, exclusive
 from .facts.queries import Facts
 from .names import REF_CONSTRUCTORS
 
@@ -31,6 +31,22 @@ def same_import(binding: Binding, initial: Binding) -> bool:
         binding.kind is BindingKind.IMPORT
         and initial.kind is BindingKind.IMPORT
         and binding.imported == initial.imported
+    )
+
+
+def one_constant(bindings: list[Binding]) -> bool:
+    """Every binding assigns the same literal (``n = 5`` in one cell, ``n = 5`` again in a
+    later one): rebinding it changes nothing a trace read."""
+    values = [b.value for b in bindings if b.kind is BindingKind.ASSIGN]
+    if len(values) != len(bindings) or not values:
+        return False
+    first = values[0]
+    return all(
+        isinstance(v, ast.Constant)
+        and isinstance(first, ast.Constant)
+        and type(v.value) is type(first.value)
+        and v.value == first.value
+        for v in values
     )
 
 
@@ -81,3 +97,35 @@ def holds_ref(facts: Facts, bindings: list[Binding]) -> bool:
         and facts.qualified_name(b.scope, b.value.func) in REF_CONSTRUCTORS
         for b in bindings
     )
+
+
+def fed_from_arguments(
+    scope: Scope, mutations: list[Mutation], reads: list[Read]
+) -> list[tuple[str, ...]]:
+    """The paths the compiled function sets from its own arguments before it reads them
+    (``model.params = params`` as a statement of its body, before any read of ``model``): the
+    trace reads the argument, so no change made outside reaches the compiled result through
+    them. Only unconditional statements of the body itself count."""
+    body = getattr(scope.node, "body", [])
+    top = {id(statement) for statement in body} if isinstance(body, list) else set()
+    arguments = set(scope.params[1:] if _is_method(scope) else scope.params)
+    first_read = min((r.start for r in reads), default=None)
+    fed = []
+    for mutation in mutations:
+        statement = mutation.node
+        if (
+            mutation.scope is scope
+            and id(statement) in top
+            and not mutation.guards
+            and not mutation.loops
+            and mutation.value is not None
+            and (first_read is None or mutation.end <= first_read)
+            and any(isinstance(n, ast.Name) and n.id in arguments for n in ast.walk(mutation.value))
+        ):
+            fed.append(mutation.path)
+    return fed
+
+
+def _is_method(scope: Scope) -> bool:
+    parent = scope.parent
+    return parent is not None and parent.kind is ScopeKind.CLASS

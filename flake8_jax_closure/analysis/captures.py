@@ -24,7 +24,9 @@ from .bindings import (
     holds_value,
     initial_bindings,
     module_path,
+    fed_from_arguments,
     names_module,
+    one_constant,
     same_import,
 )
 from .callgraph.events import Event, EventKind, Reach, level
@@ -288,11 +290,13 @@ class CaptureAnalysis:
             else:
                 paths = [read.path for read in reads]
             cls = self.class_of_cls(owner, name)
+            # ``model.params = params`` first in the body: the trace reads the argument.
+            fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
             if cls is not None:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
                 rebinding, mutation, path = self._first_changes(
-                    sites, owner, name, paths, (owner_id, name) not in sliced
+                    sites, owner, name, paths, (owner_id, name) not in sliced, fed
                 )
             if path is None:
                 continue
@@ -316,6 +320,7 @@ class CaptureAnalysis:
         name: str,
         paths: list[tuple[str, ...]],
         retraced_by_shape: bool = True,
+        fed: list[tuple[str, ...]] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -326,6 +331,8 @@ class CaptureAnalysis:
         rebindings = [
             b for b in bindings if b not in initial and not any(same_import(b, i) for i in initial)
         ]
+        if one_constant(bindings):
+            rebindings = []
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as
@@ -358,7 +365,9 @@ class CaptureAnalysis:
             (
                 c
                 for c in candidates
-                if not c.scope.is_within(compiled.scope) and not sets_split_structure(facts, c)
+                if not c.scope.is_within(compiled.scope)
+                and not sets_split_structure(facts, c)
+                and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
             ),
             key=_change_at,
         )
@@ -454,6 +463,12 @@ def _reported(
             mutation, paths[id(change)] = change, path
     named = rebinding or mutation
     return rebinding, mutation, None if named is None else paths[id(named)]
+
+
+def _covers(prefix: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    """Whether replacing ``prefix`` replaces what ``path`` holds (``.params`` covers
+    ``.params.w``)."""
+    return bool(prefix) and path[: len(prefix)] == prefix
 
 
 def _owner(scope: Scope) -> Owner:

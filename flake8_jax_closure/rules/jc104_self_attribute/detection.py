@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
+from ...analysis.bindings import fed_from_arguments
 from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
@@ -112,6 +113,10 @@ class MethodCaptureAnalysis:
         for attribute, attribute_reads in sorted(
             by_attribute.items(), key=lambda item: min(r.start for r in item[1])
         ):
+            # ``self.params = params`` first in the compiled body: the trace reads the argument.
+            mutations = [m for m, _ in self._changes(cls, attribute)]
+            if (f".{attribute}",) in fed_from_arguments(site.scope, mutations, attribute_reads):
+                continue
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
                 cls, holder, attribute, life, replacers, own_state, own_writes
