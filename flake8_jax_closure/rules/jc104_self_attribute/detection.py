@@ -240,8 +240,32 @@ class MethodCaptureAnalysis:
             # (``proto = Model(); proto.neighbors.order.extend(...)``).
             owner = facts.resolve(mutation.scope, mutation.name)
             held = mutation.name in owner.params or owner.kind is ScopeKind.MODULE
-            if held and mutation.path[-1] == f".{attribute}":
+            if (
+                held
+                and mutation.path[-1] == f".{attribute}"
+                and self._may_hold(cls, mutation.path[-2])
+            ):
                 yield mutation, None
+
+    def _may_hold(self, cls: ClassFacts, step: str) -> bool:
+        """Whether what ``.<step>`` holds can be an object of the class: the module stores
+        something there that can be one (an object of the class or a related one, or a value
+        the code does not say). Nothing stored there, or only objects of other classes,
+        literals and containers: another object (``config.policy.flag = v`` is no
+        ``Policy.flag``)."""
+        if not step.startswith("."):
+            return True  # an item of a container: the code does not say what it holds
+        for store in self.facts.attribute_changes(step[1:]):
+            if store.path[-1:] != (step,):
+                continue  # a change below it (``config.policy.flag = v`` itself)
+            value = store.value
+            if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+                return True
+            if isinstance(value, ast.Call):
+                made = self.graph.object_class_of_call(store.scope, value)
+                if made is None or made is cls.scope or self.graph.related(made, cls.scope):
+                    return True
+        return False
 
     def _stale_changes(
         self,
