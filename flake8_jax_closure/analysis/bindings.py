@@ -34,20 +34,68 @@ def same_import(binding: Binding, initial: Binding) -> bool:
     )
 
 
-def one_constant(bindings: list[Binding]) -> bool:
-    """Every binding assigns the same literal (``n = 5`` in one cell, ``n = 5`` again in a
-    later one): rebinding it changes nothing a trace read."""
-    values = [b.value for b in bindings if b.kind is BindingKind.ASSIGN]
+# Builtins that give the same result for the same arguments.
+_PURE_BUILTINS = frozenset({"len", "int", "float", "round", "min", "max", "abs", "bool"})
+_PURE_NODES = (
+    ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.Load,
+    ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Name, ast.Call,
+)  # fmt: skip
+
+
+def same_value_everywhere(facts: Facts, bindings: list[Binding]) -> bool:
+    """Every binding assigns the same expression of inputs that never change: ``n = 5`` in
+    one notebook cell and again in a later one, ``steps = num_records // batch_size`` computed
+    again in each epoch. Rebinding it sets what a trace read before."""
+    values = [b.value for b in bindings if b.kind is BindingKind.ASSIGN and b.value is not None]
     if len(values) != len(bindings) or not values:
         return False
-    first = values[0]
-    return all(
-        isinstance(v, ast.Constant)
-        and isinstance(first, ast.Constant)
-        and type(v.value) is type(first.value)
-        and v.value == first.value
-        for v in values
-    )
+    if not all(_same_tree(values[0], value) for value in values[1:]):
+        return False
+    first = bindings[0]
+    return all(_unchanging(facts, first.scope, node) for node in ast.walk(values[0]))
+
+
+def _same_tree(first: ast.AST, second: ast.AST) -> bool:
+    """The same expression, node for node (positions aside). Not ``ast.dump``: its nested
+    helper is a reference cycle on every call, left for the cyclic collector."""
+    if type(first) is not type(second):
+        return False
+    for name in first._fields:
+        a, b = getattr(first, name, None), getattr(second, name, None)
+        if isinstance(a, ast.AST) and isinstance(b, ast.AST):
+            if not _same_tree(a, b):
+                return False
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b) or not all(
+                _same_tree(x, y) if isinstance(x, ast.AST) else x == y for x, y in zip(a, b)
+            ):
+                return False
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
+
+
+def _unchanging(facts: Facts, scope: Scope, node: ast.AST) -> bool:
+    """A piece of an expression whose value cannot change between two evaluations."""
+    if not isinstance(node, _PURE_NODES):
+        return False
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS
+    if isinstance(node, ast.Name):
+        if node.id in _PURE_BUILTINS:
+            return True
+        # Assigned once, by module code outside any loop: a parameter, a loop target or a
+        # function's local can hold another value on the next run.
+        owner = facts.resolve(scope, node.id)
+        bound = facts.bindings_of(owner, node.id)
+        return (
+            owner.kind is ScopeKind.MODULE
+            and len(bound) == 1
+            and bound[0].kind is BindingKind.ASSIGN
+            and not bound[0].loops
+            and not facts.mutations_of(owner, node.id)
+        )
+    return True
 
 
 def holds_value(facts: Facts, bindings: list[Binding]) -> bool:

@@ -20,14 +20,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .bindings import (
+    fed_from_arguments,
     holds_ref,
     holds_value,
     initial_bindings,
     module_path,
-    fed_from_arguments,
     names_module,
-    one_constant,
     same_import,
+    same_value_everywhere,
 )
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
@@ -55,6 +55,7 @@ _HELPER_DEPTH = 3
 _SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
+_PARTIAL = frozenset({"functools.partial"})
 
 
 class Owner(enum.Enum):
@@ -146,6 +147,8 @@ class CaptureAnalysis:
         for read in reads:
             if read.in_assert or self._receiver_of_own_mutation(read) or self._stored_into(read):
                 continue
+            if read.scope is not scope and self._on_host(read.scope, scope):
+                continue
             owner = facts.resolve(read.scope, read.name)
             if owner.is_within(outside) or owner.kind is ScopeKind.COMPREHENSION:
                 continue
@@ -200,7 +203,10 @@ class CaptureAnalysis:
     def _handed_to(self, read: Read) -> ast.Call | None:
         """The call a function is handed to as an argument (``lax.scan(body, ...)``,
         ``tree_map(leaf, x)``, ``jax.vmap(per_item)``): it runs there, while tracing."""
-        node: ast.AST = read.node
+        return self._call_given(read.node)
+
+    def _call_given(self, node: ast.AST) -> ast.Call | None:
+        """The call ``node`` is an argument of (by position or keyword)."""
         parent = self.facts.parent(node)
         if isinstance(parent, ast.keyword):
             node, parent = parent, self.facts.parent(parent)
@@ -211,11 +217,34 @@ class CaptureAnalysis:
     def _host_callback(self, read: Read) -> bool:
         """``io_callback(cb, ...)``, ``jax.pure_callback(cb, ...)``, ``jax.debug.callback(cb,
         ...)``: the function runs on the host at every call, reading current values."""
-        call = self._handed_to(read)
-        if call is None:
-            return False
-        name = self.facts.qualified_name(read.scope, call.func) or ""
-        return name.rsplit(".", 1)[-1] in _HOST_CALLBACKS
+        return self._runs_on_host(read.node, read.scope)
+
+    def _runs_on_host(self, node: ast.AST, scope: Scope) -> bool:
+        """``node`` (a function, or a lambda) is handed to a host callback, directly or
+        through ``functools.partial``."""
+        call = self._call_given(node)
+        while call is not None:
+            name = self.facts.qualified_name(scope, call.func) or ""
+            if name.rsplit(".", 1)[-1] in _HOST_CALLBACKS:
+                return True
+            if name not in _PARTIAL:
+                return False
+            call = self._call_given(call)
+        return False
+
+    def _on_host(self, scope: Scope, outside: Scope) -> bool:
+        """Whether ``scope`` is (inside) a lambda or a nested function of ``outside`` handed
+        to a host callback: it runs at every call and reads current values."""
+        current: Scope | None = scope
+        while current is not None and current is not outside:
+            if current.kind is ScopeKind.LAMBDA and self._runs_on_host(current.node, current):
+                return True
+            if current.kind is ScopeKind.FUNCTION and current.parent is not None:
+                handed = self.facts.reads_of(current.parent, current.name)
+                if handed and all(self._host_callback(r) for r in handed):
+                    return True
+            current = current.parent
+        return False
 
     def _slices_body(self, read: Read) -> bool:
         """``lax.scan(body, ...)``, ``lax.map(body, xs)``: JAX caches the body's trace by the
@@ -331,7 +360,7 @@ class CaptureAnalysis:
         rebindings = [
             b for b in bindings if b not in initial and not any(same_import(b, i) for i in initial)
         ]
-        if one_constant(bindings):
+        if same_value_everywhere(facts, bindings):
             rebindings = []
         mutations: list[Mutation] = []
         if names_module(facts, bindings):

@@ -31,10 +31,10 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
+from ...analysis.bindings import fed_from_arguments
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
-from ...analysis.bindings import fed_from_arguments
 from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
