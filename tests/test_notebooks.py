@@ -369,3 +369,17 @@ def test_a_syntax_error_names_its_cell(tmp_path: Path) -> None:
     code, _, err = run("fix", str(path))
     assert code == 2 and err.startswith(f"{path}:cell 3:1:")
     assert "syntax error" in err and path.read_text(encoding="utf-8") == text
+
+
+def test_the_benchmarks_notebook_is_the_same_code_as_its_python_file() -> None:
+    """``benchmarks/run.py`` times the two side by side; they must hold the same module."""
+    import sys
+
+    sys.path.insert(0, str(FIXTURES.parent / "benchmarks"))
+    from run import notebook_cells, notebook_of
+
+    cells = notebook_cells(9)
+    read = read_notebook(decode(notebook_of(cells).encode(), "cells.ipynb"))
+    assert read.module == "".join(cells) and len(read.cells) == 9
+    found = check_source(read.module, Settings())
+    assert [f.code for f in found] == ["JC102"] * 2  # blocks 0 and 4 of 8
