@@ -271,10 +271,10 @@ def test_a_fix_that_would_rewrite_a_magic_is_declined(tmp_path: Path) -> None:
 def test_an_edit_across_two_cells_is_named() -> None:
     text = notebook(("code", "a = 1\nb = 2"), ("markdown", "x"), ("code", "c = 3"))
     nb = read_notebook(decode(text.encode(), "nb.ipynb"))
-    assert _problem(nb, 2, 3) == (
+    assert _problem(nb.cells, 2, 3) == (
         "the fix's edits span cells 1 and 3 of the notebook; a cell takes back its own lines only"
     )
-    assert _problem(nb, 1, 2) is None and _problem(nb, 3, 2) is None
+    assert _problem(nb.cells, 1, 2) is None and _problem(nb.cells, 3, 2) is None
 
 
 # -- IPython's syntax -------------------------------------------------------------------------

@@ -31,19 +31,19 @@ class NotebookFix:
     changed: dict[CodeCell, str]  # the new text of each changed cell
 
 
-def _cell_of(notebook: Notebook, line: int) -> CodeCell | None:
-    for cell in notebook.cells:
+def _cell_of(cells: Sequence[CodeCell], line: int) -> CodeCell | None:
+    for cell in cells:
         if cell.start <= line < cell.start + len(cell.lines):
             return cell
     return None
 
 
-def _problem(notebook: Notebook, first: int, last: int) -> str | None:
+def _problem(cells: Sequence[CodeCell], first: int, last: int) -> str | None:
     """Why lines ``first`` to ``last`` of the module cannot be replaced within one cell."""
     if last < first:  # an insertion before ``first``
         last = first
-    cell = _cell_of(notebook, first)
-    end = _cell_of(notebook, last)
+    cell = _cell_of(cells, first)
+    end = _cell_of(cells, last)
     if cell is None or end is None:
         return "the fix writes outside the notebook's cells"
     if cell is not end:
@@ -58,7 +58,7 @@ def _problem(notebook: Notebook, first: int, last: int) -> str | None:
 
 def _changes_problem(notebook: Notebook, changes: Sequence[Change]) -> str | None:
     for first, last, _ in changes:
-        problem = _problem(notebook, first, last)
+        problem = _problem(notebook.cells, first, last)
         if problem is not None:
             return problem
     return None
@@ -66,7 +66,7 @@ def _changes_problem(notebook: Notebook, changes: Sequence[Change]) -> str | Non
 
 def _edits_problem(notebook: Notebook, edits: Sequence[Edit]) -> str | None:
     for edit in edits:
-        problem = _problem(notebook, edit.start_line, edit.end_line - 1)
+        problem = _problem(notebook.cells, edit.start_line, edit.end_line - 1)
         if problem is not None:
             return problem
     return None
@@ -92,7 +92,7 @@ def _cell_texts(notebook: Notebook, changes: Sequence[Change]) -> dict[CodeCell,
     """The new text of each cell the changes touch."""
     by_cell: dict[CodeCell, list[Change]] = {}
     for change in changes:
-        cell = _cell_of(notebook, change[0])
+        cell = _cell_of(notebook.cells, change[0])
         assert cell is not None  # checked by _problem
         by_cell.setdefault(cell, []).append(change)
     texts: dict[CodeCell, str] = {}
@@ -110,6 +110,40 @@ def _cell_texts(notebook: Notebook, changes: Sequence[Change]) -> dict[CodeCell,
             text = text[:-1]
         texts[cell] = text
     return texts
+
+
+@dataclass(frozen=True)
+class CellEdit:
+    """An edit of one cell's text: 0-based (line, character) positions in the cell."""
+
+    cell: CodeCell
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
+def cell_edit(cells: Sequence[CodeCell], edit: Edit) -> CellEdit | str:
+    """A fix's edit (whole lines of the module) as an edit of one cell, or why it cannot be
+    one; what it would leave at the end of the cell is what ``fix`` writes there."""
+    first, last = edit.start_line, edit.end_line - 1
+    problem = _problem(cells, first, last)
+    if problem is not None:
+        return problem
+    cell = _cell_of(cells, first)
+    assert cell is not None  # checked by _problem
+    start, stop = first - cell.start, last - cell.start + 1
+    new = python_lines(edit.content)
+    if stop < len(cell.lines):
+        return CellEdit(cell, (start, 0), (stop, 0), "".join(new))
+    extra = _blank_tail(new) - _blank_tail(cell.lines)
+    if extra > 0:
+        del new[-extra:]
+    text = "".join(new)
+    if not cell.newline_added:
+        return CellEdit(cell, (start, 0), (stop, 0), text)
+    # The cell's last line has no newline: the edit ends on it, and writes none after it.
+    last_line = cell.lines[-1][:-1]
+    return CellEdit(cell, (start, 0), (stop - 1, len(last_line)), text.removesuffix("\n"))
 
 
 def _blank_tail(lines: Sequence[str]) -> int:

@@ -154,6 +154,16 @@ def read_notebook(source: Source) -> Notebook:
     order = _execution_order(counts)
     if order is not None:
         found = [found[position] for position in order]
+    module, cells, cell_map = module_of(found, executed_order=order is not None)
+    return Notebook(source, module, cells, cell_map)
+
+
+def module_of(
+    found: list[tuple[int, str, bool]], executed_order: bool = False
+) -> tuple[str, tuple[CodeCell, ...], CellMap]:
+    """The module of code cells (index among all cells, text, whether stored as one string),
+    in the order given; its cells and its cell map. The language server makes it from the
+    editor's cells."""
     cells: list[CodeCell] = []
     module: list[str] = []
     for index, text, as_text in found:
@@ -168,6 +178,6 @@ def read_notebook(source: Source) -> Notebook:
     cell_map = CellMap(
         tuple(cell.start for cell in shown),
         tuple(cell.number for cell in shown),
-        executed_order=order is not None,
+        executed_order=executed_order,
     )
-    return Notebook(source, "".join(module), tuple(cells), cell_map)
+    return "".join(module), tuple(cells), cell_map
