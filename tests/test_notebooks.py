@@ -230,8 +230,9 @@ STALE_CELLS = (
         lambda data: json.dumps(data, indent=2, ensure_ascii=True),
         lambda data: json.dumps(data),
         lambda data: json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False),
+        lambda data: json.dumps(data, indent=1).replace("\n", "\r\n") + "\r\n",
     ],
-    ids=["indent 2, ASCII, no final newline", "one line", "nbformat"],
+    ids=["indent 2, ASCII, no final newline", "one line", "nbformat", "CRLF"],
 )
 def test_fix_keeps_the_files_own_layout(tmp_path: Path, dump: object) -> None:
     data = json.loads(notebook(*STALE_CELLS))
@@ -240,15 +241,17 @@ def test_fix_keeps_the_files_own_layout(tmp_path: Path, dump: object) -> None:
     data["cells"][1]["source"] = "f(1.0)\nSCALE = 2.0\nf(1.0)\n"  # one string, kept so
     text = dump(data)  # type: ignore[operator]
     path = tmp_path / "nb.ipynb"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text.encode("utf-8"))
     code, _, _ = run("fix", str(path))
-    fixed = path.read_text(encoding="utf-8")
+    fixed = path.read_bytes().decode("utf-8")
     assert code == 0 and fixed != text
     assert outside_sources(fixed) == outside_sources(text)
     cells = json.loads(fixed)["cells"]
     assert isinstance(cells[0]["source"], list) and "_f_compiled" in "".join(cells[0]["source"])
     assert cells[1]["source"] == "f(1.0)\nSCALE = 2.0\nf(1.0)\n"
-    assert run("fix", str(path))[0] == 0 and path.read_text(encoding="utf-8") == fixed
+    assert run("fix", str(path))[0] == 0 and path.read_bytes().decode("utf-8") == fixed
+    if "\r\n" in text:
+        assert "\n" not in fixed.replace("\r\n", "")
 
 
 def test_a_fix_that_would_rewrite_a_magic_is_declined(tmp_path: Path) -> None:

@@ -106,6 +106,8 @@ def write_cells(source: Source, new_texts: Mapping[CodeCell, str]) -> str:
     spans = source_spans(text)
     unit, separators = _style(text)
     ensure_ascii = text.isascii()
+    # The file's own line break between JSON lines (``json.dumps`` writes only ``\n``).
+    newline = "\r\n" if "\r\n" in text else "\n"
     out = text
     for cell in sorted(new_texts, key=lambda c: spans[c.index][0], reverse=True):
         start, end = spans[cell.index]
@@ -116,7 +118,7 @@ def write_cells(source: Source, new_texts: Mapping[CodeCell, str]) -> str:
             ensure_ascii=ensure_ascii,
         )
         if unit is not None:
-            written = written.replace("\n", "\n" + _line_indent(text, start))
+            written = written.replace("\n", newline + _line_indent(text, start))
         out = out[:start] + written + out[end:]
     _check(text, out, {cell.index: _value(cell, new) for cell, new in new_texts.items()}, source)
     return out
