@@ -5,17 +5,17 @@
 
 ``prepare`` exports every project of ``ecosystem/projects.txt`` at its pinned commit into
 ``DIR/owner+name`` (from ``git clone`` of GitHub, or from mirrors ``MIRRORS/owner+name/repo``, a
-bare git directory or a clone holding ``.git``), keeping Python files and turning Jupyter
-notebooks into scripts (code cells in order, IPython magics commented out), since notebooks are
-where much JAX user code lives.
+bare git directory or a clone holding ``.git``), keeping Python files and Jupyter notebooks as
+they are: the linter reads notebooks itself, and they are where much JAX user code lives.
 
 ``run`` runs ``flake8-jax-closure check --format json`` on each project, and compares the findings
 with the judgements in ``ecosystem/judgements.csv`` (project, path, line, code, name, verdict,
-reason; verdict ``real`` or ``false``). It prints a Markdown report: files, lines and findings per
-project, precision over the judged findings (overall, on the projects marked ``held-out`` in the
-list, which were never looked at while the rules were built, and on the others), the findings
-nobody has judged yet (to be read and judged by hand), and with ``--baseline`` the findings that
-appeared or vanished since a saved run.
+reason; verdict ``real`` or ``false``; a finding in a notebook has the path ``nb.ipynb:cell 3``
+and the line in that cell, as the linter's text output writes it). It prints a Markdown report:
+files, lines and findings per project, precision over the judged findings (overall, on the
+projects marked ``held-out`` in the list, which were never looked at while the rules were built,
+and on the others), the findings nobody has judged yet (to be read and judged by hand), and with
+``--baseline`` the findings that appeared or vanished since a saved run.
 
 The projects' sources are never committed: only the list, the commits and the judgements.
 """
@@ -92,35 +92,6 @@ def read_projects(path: Path = PROJECTS) -> list[Project]:
 # -- prepare ----------------------------------------------------------------------------------
 
 
-def notebook_to_script(raw: bytes) -> str | None:
-    """The code cells of a notebook as one script; magics and shell lines become ``pass``
-    statements that keep them as comments (a block holding only ``%pip install`` stays a
-    block), one line for one, so lines keep their numbers."""
-    try:
-        notebook = json.loads(raw)
-        cells = notebook["cells"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(cells, list):
-        return None
-    chunks = []
-    for number, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        lines = [_without_magic(line) for line in text.splitlines()]
-        chunks.append(f"# %% cell {number}\n" + "\n".join(lines) + "\n")
-    return "\n".join(chunks)
-
-
-def _without_magic(line: str) -> str:
-    stripped = line.lstrip()
-    if not stripped.startswith(("%", "!")):
-        return line
-    return f"{line[: len(line) - len(stripped)]}pass  # {stripped}"
-
-
 def _sources(git_dir: Path, commit: str) -> Iterable[tuple[str, bytes]]:
     """(path, content) of every ``.py`` and ``.ipynb`` file at ``commit``; blobs missing from a
     partial mirror (large files) are skipped."""
@@ -190,11 +161,6 @@ def _export(sources: Iterable[tuple[str, bytes]], target: Path) -> None:
         if ".." in Path(name).parts:
             continue
         out = target / name
-        if name.endswith(".ipynb"):
-            script = notebook_to_script(data)
-            if script is None:
-                continue
-            out, data = target / f"{name}.py", script.encode("utf-8")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
 
@@ -203,12 +169,25 @@ def _export(sources: Iterable[tuple[str, bytes]], target: Path) -> None:
 
 
 def _count(folder: Path) -> tuple[int, int]:
+    """Files, and their lines of code: a notebook's are those of its code cells."""
     files = lines = 0
     for path in folder.rglob("*.py"):
         files += 1
         with open(path, "rb") as handle:
             lines += sum(1 for _ in handle)
+    for path in folder.rglob("*.ipynb"):
+        files += 1
+        lines += _notebook_lines(path.read_bytes())
     return files, lines
+
+
+def _notebook_lines(raw: bytes) -> int:
+    try:
+        cells = json.loads(raw).get("cells", [])
+        sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
+    except (ValueError, AttributeError, TypeError):
+        return 0  # not a notebook: the linter says so, and it has no lines of code
+    return sum(len(("".join(s) if isinstance(s, list) else str(s)).splitlines()) for s in sources)
 
 
 def check_project(tool: list[str], project: Project, folder: Path) -> list[Found]:
@@ -218,9 +197,11 @@ def check_project(tool: list[str], project: Project, folder: Path) -> list[Found
         raise SystemExit(f"{project.name}: the linter failed:\n{completed.stderr}")
     found = []
     for item in json.loads(completed.stdout):
-        if item["code"] == "E999":
-            continue  # a file that does not parse (a notebook's shell escapes): no finding
+        if item["code"] in ("E999", "E902"):
+            continue  # a file that does not parse, or a notebook of another language
         path = os.path.normpath(item["filename"])
+        if item.get("cell") is not None:
+            path = f"{path}:cell {item['cell']}"
         found.append(
             Found(project.name, path, item["line"], item["code"], _name(item), item["message"])
         )

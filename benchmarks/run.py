@@ -19,6 +19,8 @@ that a slow moment of the machine falls on both sides. Medians over ``--repeat``
   reading globals that setters change, 5,000 and 20,000 lines (a finding every 16 lines):
   fixing grows with the file, and costs a few times checking; and ``check --select JC101``
   on them, which skips the work of the rules left out;
+- ``check`` on a notebook of 200 code cells against the same code as one ``.py`` file: reading
+  the notebook, masking IPython's syntax and naming cells cost little next to the analysis;
 - generated modules of 12,500, 25,000 and 50,000 lines (time grows linearly), peak memory of
   single-process runs, and identical findings with lazy and eager analysis.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import compileall
+import json
 import os
 import re
 import resource
@@ -361,6 +364,66 @@ def fix_scaling(
     return results
 
 
+NOTEBOOK_CELLS = 200
+
+
+def notebook_cells(cells: int) -> list[str]:
+    """The code of ``cells`` cells: the imports, then the generated blocks, one per cell,
+    every fourth one a compiled function reading a global that its setter changes between
+    two calls."""
+    blocks = [_HEADER]
+    for i in range(cells - 1):
+        if i % 4:
+            blocks.append(_PLAIN_BLOCK.format(i=i))
+        else:
+            calls = f"step_{i}(1.0, 2.0)\nset_scale_{i}(2.0)\nstep_{i}(1.0, 2.0)\n"
+            blocks.append(_STALE_BLOCK.format(i=i) + calls)
+    return blocks
+
+
+def notebook_of(cells: list[str]) -> str:
+    """A notebook as nbformat writes one (indent 1, sorted keys), with the cells' code."""
+    data = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": number,
+                "id": f"cell-{number}",
+                "metadata": {},
+                "outputs": [],
+                "source": code.splitlines(keepends=True),
+            }
+            for number, code in enumerate(cells, start=1)
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def notebook_against_script(
+    folder: Path, tool: list[str], env: dict[str, str], repeat: int
+) -> dict[str, float]:
+    """Seconds of ``check`` on a notebook of ``NOTEBOOK_CELLS`` cells and on the same code as
+    a ``.py`` file, interleaved; both must report the same findings."""
+    cells = notebook_cells(NOTEBOOK_CELLS)
+    notebook, script = folder / "cells_200.ipynb", folder / "cells_200.py"
+    notebook.write_text(notebook_of(cells), encoding="utf-8")
+    script.write_text("".join(cells), encoding="utf-8")
+    commands = [
+        Command(f"check, notebook of {NOTEBOOK_CELLS} cells", [*tool, "check", "--no-cache",
+                "-q", str(notebook)], (1,), env),
+        Command("check, the same code as a .py file", [*tool, "check", "--no-cache", "-q",
+                str(script)], (1,), env),
+    ]  # fmt: skip
+    times = interleaved(commands, repeat)
+    found = [same_outputs(command).count(": JC102") for command in commands]
+    if found[0] != found[1] or not found[0]:
+        raise BenchmarkError(f"the notebook and the .py file gave other findings: {found}")
+    return times
+
+
 # -- the report -------------------------------------------------------------------------------
 
 
@@ -507,6 +570,7 @@ def run(args: argparse.Namespace) -> str:
         code_action = first_code_action(editor, max(3, args.repeat))
 
         fixing = fix_scaling(Path(folder), tool, env, max(3, args.repeat))
+        notebooks = notebook_against_script(Path(folder), tool, env, max(5, args.repeat))
 
         # The analysis alone (in a fresh process, timed inside it): the start-up of a command
         # would hide how the work grows.
@@ -536,6 +600,7 @@ def run(args: argparse.Namespace) -> str:
     small_extra = cpu_seconds(small_plugin) - cpu_seconds(small_alone)
     per_line = [seconds / count for _, count, seconds in scaling]
     fewer, more = fixing[FIX_SIZES[0]], fixing[FIX_SIZES[1]]
+    notebook_seconds, script_seconds = notebooks.values()
     form_ratios = {
         form: formats[f"check, JSON with edits, {form}"] / formats[f"check, text, {form}"]
         for form in ("compiled by call", "through a helper")
@@ -624,6 +689,12 @@ def run(args: argparse.Namespace) -> str:
             changed <= 0.100,
         ),
         Goal(
+            f"check, notebook of {NOTEBOOK_CELLS} cells / the same code as a .py file",
+            f"{notebook_seconds / script_seconds:.2f}x",
+            "at most 1.2x",
+            notebook_seconds <= 1.2 * script_seconds,
+        ),
+        Goal(
             "peak memory check / flake8",
             f"{memory['check'] / memory['flake8']:.2f}x",
             "at most 2x",
@@ -653,6 +724,7 @@ def run(args: argparse.Namespace) -> str:
         *(f"| {name} | {seconds:.3f} |" for name, seconds in big.items()),
         *(f"| {name} | {seconds:.3f} |" for name, seconds in small_times.items()),
         *(f"| {name} | {seconds:.3f} |" for name, seconds in formats.items()),
+        *(f"| {name} | {seconds:.3f} |" for name, seconds in notebooks.items()),
         *(
             f"| analysis of a generated {count:,}-line module (in process) | {seconds:.3f} |"
             for _, count, seconds in scaling

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
-from .diagnostics import Applicability, Finding, Role
+from .diagnostics import Applicability, Edit, Finding, Role, WitnessStep
+from .notebook.cells import CellMap
 from .rules import ANALYSIS_FAILED, NAMES, SUMMARIES
 from .runtime.verify.report import RunOutcome, Verdict, VerifyReport
 
@@ -32,6 +33,26 @@ class FileReport:
     syntax_error: tuple[str, int, int] | None = None  # message, line, column (1-based)
     error: str | None = None  # without the path
     unsafe_fixes: bool = False  # unsafe fixes are applied here: marked fixable, as safe ones
+    # A notebook: its findings' lines are the module's, shown as cells and lines.
+    cells: CellMap | None = None
+
+    def at(self, finding: Finding, line: int) -> tuple[int | None, int]:
+        """(cell, line) where the outputs show a line of the finding; no cell for a file."""
+        if self.cells is None or finding.code == READ_ERROR:
+            return None, line
+        return self.cells.locate(line)
+
+    def words(self, text: str) -> str:
+        """A message, reason or description, naming cells where it names lines."""
+        return text if self.cells is None else self.cells.text(text)
+
+    def message(self, finding: Finding) -> str:
+        if self.cells is None:
+            return finding.message
+        return self.cells.message(finding.message, has_witness=bool(finding.witness))
+
+    def clause(self, step: WitnessStep) -> str:
+        return self.words(step.clause)
 
     def applies(self, finding: Finding) -> bool:
         """Whether ``fix`` (with this file's settings) applies the finding's fix."""
@@ -59,25 +80,33 @@ class FileReport:
 
 def render(reports: Sequence[FileReport], output_format: str, show_source: bool = False) -> str:
     if output_format == "json":
-        items = [_as_json(r.path, f) for r in reports for f in r.entries()]
+        items = [_as_json(r, f) for r in reports for f in r.entries()]
         return json.dumps(items, indent=2) + "\n"
     if output_format == "github":
-        return "".join(_github(r.path, f) for r in reports for f in r.entries())
+        return "".join(_github(r, f) for r in reports for f in r.entries())
     if output_format == "sarif":
         return json.dumps(sarif(reports), indent=2) + "\n"
     # Text: syntax errors and files that cannot be read are printed as errors, on stderr.
-    return "".join(_text(r.path, f, show_source, r.applies(f)) for r in reports for f in r.findings)
+    return "".join(_text(r, f, show_source) for r in reports for f in r.findings)
 
 
-def _text(path: str, finding: Finding, show_source: bool, applies: bool) -> str:
+def _where(report: FileReport, finding: Finding) -> str:
+    """``line:column``, or ``cell 3:2:5`` in a notebook, as ruff writes it."""
+    cell, line = report.at(finding, finding.line)
+    place = f"{line}:{finding.column + 1}"
+    return place if cell is None else f"cell {cell}:{place}"
+
+
+def _text(report: FileReport, finding: Finding, show_source: bool) -> str:
     fix = finding.fix
-    marker = " [*]" if applies else ""
-    where = f"{path}:{finding.line}:{finding.column + 1}"
-    out = [f"{where}: {finding.code}{marker} {finding.message}\n"]
-    if show_source:
-        out.append(_source(path, finding))
+    marker = " [*]" if report.applies(finding) else ""
+    out = [f"{report.path}:{_where(report, finding)}: {finding.code}{marker} "]
+    out.append(f"{report.message(finding)}\n")
+    # A notebook's lines are in its cells, not in the file's lines: no source is shown.
+    if show_source and report.cells is None:
+        out.append(_source(report.path, finding))
     if fix is None and finding.no_fix_reason:
-        out.append(f"    no fix: {finding.no_fix_reason}\n")
+        out.append(f"    no fix: {report.words(finding.no_fix_reason)}\n")
     return "".join(out)
 
 
@@ -143,27 +172,35 @@ def statistics(reports: Sequence[FileReport], output_format: str = "text") -> st
     )
 
 
-def _as_json(path: str, finding: Finding) -> dict[str, Any]:
+def _as_json(report: FileReport, finding: Finding) -> dict[str, Any]:
     fix = finding.fix
+
+    def position(line: int, column: int) -> dict[str, Any]:
+        cell, line = report.at(finding, line)
+        return {"cell": cell, "line": line, "column": column + 1}
+
+    cell, line = report.at(finding, finding.line)
     return {
         "code": finding.code,
-        "filename": path,
-        "line": finding.line,
+        "filename": report.path,
+        # In a notebook, the cell (1-based among all its cells, as ruff counts) and the lines
+        # in it; null in a Python file.
+        "cell": cell,
+        "line": line,
         "column": finding.column + 1,
-        "end_line": finding.end_line,
+        "end_line": report.at(finding, finding.end_line)[1],
         "end_column": finding.end_column + 1,
-        "message": finding.message,
+        "message": report.message(finding),
         "function": finding.function,
         "name": finding.name,
         # The stale path the code shows (empty for an API hazard), and the entry points
         # through which outside callers can make an API hazard stale.
         "witness": [
             {
-                "line": step.line,
-                "column": step.column + 1,
+                **position(step.line, step.column),
                 "role": step.role.value,
                 "via": step.via,
-                "again": step.again,
+                "again": None if step.again is None else report.words(step.again),
             }
             for step in finding.witness
         ],
@@ -172,18 +209,31 @@ def _as_json(path: str, finding: Finding) -> dict[str, Any]:
         if fix is None
         else {
             "applicability": fix.applicability.value,
-            "message": fix.description,
+            "message": report.words(fix.description),
             "edits": [
                 {
-                    "start": {"line": e.start_line, "column": e.start_column + 1},
-                    "end": {"line": e.end_line, "column": e.end_column + 1},
+                    "start": position(e.start_line, e.start_column),
+                    "end": _edit_end(report, finding, e),
                     "content": e.content,
                 }
                 for e in fix.edits
             ],
         },
-        "no_fix_reason": finding.no_fix_reason,
+        "no_fix_reason": None
+        if finding.no_fix_reason is None
+        else report.words(finding.no_fix_reason),
     }
+
+
+def _edit_end(report: FileReport, finding: Finding, edit: Edit) -> dict[str, Any]:
+    """Where an edit ends; in a notebook, an edit ending where the next line starts ends after
+    its own last line, in its own cell (the next line may be another cell's)."""
+    line, column = edit.end_line, edit.end_column
+    if report.cells is None or column or line <= edit.start_line:
+        cell, shown = report.at(finding, line)
+        return {"cell": cell, "line": shown, "column": column + 1}
+    cell, shown = report.at(finding, line - 1)
+    return {"cell": cell, "line": shown + 1, "column": 1}
 
 
 def _escape_data(text: str) -> str:
@@ -194,12 +244,21 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(path: str, finding: Finding) -> str:
+def _github(report: FileReport, finding: Finding) -> str:
     level = "error" if finding.code in _ERRORS else "warning"
+    path = _escape_property(report.path)
+    text = f"{finding.code} {report.message(finding)}"
+    if report.cells is not None and finding.code != READ_ERROR:
+        # An annotation points at lines of the file, and a cell's lines are not the file's:
+        # it stands at the top of the notebook and names the cell, as ruff's does.
+        return (
+            f"::{level} file={path},line=1,col=1,endLine=1,endColumn=1,title={finding.code}"
+            f"::{_escape_data(_where(report, finding) + ': ' + text)}\n"
+        )
     return (
-        f"::{level} file={_escape_property(path)},line={finding.line},col={finding.column + 1},"
+        f"::{level} file={path},line={finding.line},col={finding.column + 1},"
         f"endLine={finding.end_line},endColumn={finding.end_column + 1},"
-        f"title={finding.code}::{_escape_data(finding.text)}\n"
+        f"title={finding.code}::{_escape_data(text)}\n"
     )
 
 
@@ -243,7 +302,7 @@ def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "results": [_sarif_result(r.path, f) for r in reports for f in r.entries()],
+                "results": [_sarif_result(r, f) for r in reports for f in r.entries()],
             }
         ],
     }
@@ -253,25 +312,32 @@ def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
 _FLOW_KINDS = {Role.TRACE: "call", Role.CHANGE: "value", Role.REUSE: "call"}
 
 
-def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
-    location = {"uri": path.replace("\\", "/")}
+def _sarif_region(report: FileReport, finding: Finding, line: int, column: int) -> dict[str, Any]:
+    """A region of the file; in a notebook, the file's first line (a cell's lines are not the
+    file's), with the cell, line and column as properties."""
+    cell, line = report.at(finding, line)
+    if cell is None:
+        return {"startLine": line, "startColumn": column + 1}
+    return {
+        "startLine": 1,
+        "startColumn": 1,
+        "properties": {"cell": cell, "line": line, "column": column + 1},
+    }
+
+
+def _sarif_result(report: FileReport, finding: Finding) -> dict[str, Any]:
+    location = {"uri": report.path.replace("\\", "/")}
+    text = f"{finding.code} {report.message(finding)}"
+    region = _sarif_region(report, finding, finding.line, finding.column)
+    if report.cells is None:
+        region.update(endLine=finding.end_line, endColumn=finding.end_column + 1)
+    else:
+        text = f"{_where(report, finding)}: {text}"
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "level": "error" if finding.code in _ERRORS else "warning",
-        "message": {"text": finding.text},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": location,
-                    "region": {
-                        "startLine": finding.line,
-                        "startColumn": finding.column + 1,
-                        "endLine": finding.end_line,
-                        "endColumn": finding.end_column + 1,
-                    },
-                }
-            }
-        ],
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {"artifactLocation": location, "region": region}}],
     }
     if finding.witness:
         # GitHub code scanning draws a code flow as the steps of the path.
@@ -284,12 +350,11 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
                                 "location": {
                                     "physicalLocation": {
                                         "artifactLocation": location,
-                                        "region": {
-                                            "startLine": step.line,
-                                            "startColumn": step.column + 1,
-                                        },
+                                        "region": _sarif_region(
+                                            report, finding, step.line, step.column
+                                        ),
                                     },
-                                    "message": {"text": step.clause},
+                                    "message": {"text": report.clause(step)},
                                 },
                                 "kinds": [_FLOW_KINDS[step.role]],
                             }
@@ -299,7 +364,8 @@ def _sarif_result(path: str, finding: Finding) -> dict[str, Any]:
                 ]
             }
         ]
-    if finding.fix is not None:
+    # A notebook's fix edits cells, which SARIF's replacements of file regions cannot say.
+    if finding.fix is not None and report.cells is None:
         result["fixes"] = [
             {
                 "description": {"text": finding.fix.description},

@@ -19,6 +19,9 @@ under the configuration's key names (``unsafeFixes`` or ``unsafe-fixes``, ``sele
 win over the configuration file, as flags do on the command line; a value of the wrong kind is
 left out. Files excluded by the configuration get no diagnostics. A configuration error is
 shown once until it changes.
+
+Notebooks (LSP 3.17 notebook documents) are analysed as one module of their code cells, with
+diagnostics and quick fixes per cell: see ``lsp_notebooks``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from . import __version__
+from . import __version__, lsp_notebooks
 from .config import ConfigCache, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
@@ -61,7 +64,17 @@ def rule_url(code: str) -> str | None:
 
 class JaxClosureServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(SOURCE, __version__)
+        # Notebooks are synchronised as notebook documents whose Python cells are analysed
+        # together; ``notebook`` left out: any notebook type (Jupyter's, or another editor's).
+        sync = types.NotebookDocumentSyncOptions(
+            notebook_selector=[
+                types.NotebookDocumentFilterWithCells(
+                    cells=[types.NotebookCellLanguage(language="python")]
+                )
+            ],
+            save=True,
+        )
+        super().__init__(SOURCE, __version__, notebook_document_sync=sync)
         self.overrides = Overrides()
         self.configs: ConfigCache | None = None
         self._shown_errors: set[str] = set()
@@ -199,7 +212,10 @@ def did_change_configuration(
 ) -> None:
     ls.set_overrides(params.settings)
     for uri in list(ls.workspace.text_documents):
-        ls.publish(uri)
+        if ls.workspace.get_notebook_document(cell_uri=uri) is None:
+            ls.publish(uri)
+    for uri in list(ls.workspace.notebook_documents):
+        lsp_notebooks.publish(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -227,13 +243,39 @@ def did_close(ls: JaxClosureServer, params: types.DidCloseTextDocumentParams) ->
     )
 
 
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def did_open_notebook(ls: JaxClosureServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    lsp_notebooks.publish(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def did_change_notebook(
+    ls: JaxClosureServer, params: types.DidChangeNotebookDocumentParams
+) -> None:
+    lsp_notebooks.publish_soon(ls, params.notebook_document.uri, params.notebook_document.version)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def did_save_notebook(ls: JaxClosureServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.configs = None
+    lsp_notebooks.publish(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def did_close_notebook(ls: JaxClosureServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    lsp_notebooks.clear(ls, params)
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: JaxClosureServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
-    document = ls.workspace.get_text_document(uri)
-    lines = SourceLines(document.source)
     point = types.Range(start=params.position, end=params.position)
-    texts = [_hover_text(f) for f in ls.findings(uri) if _overlaps(_range(f, lines), point)]
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is not None:
+        texts = [_hover_text(f) for f in lsp_notebooks.hovered(ls, notebook, uri, params.position)]
+    else:
+        lines = SourceLines(ls.workspace.get_text_document(uri).source)
+        texts = [_hover_text(f) for f in ls.findings(uri) if _overlaps(_range(f, lines), point)]
     if not texts:
         return None
     return types.Hover(
@@ -265,6 +307,9 @@ def _hover_text(finding: Finding) -> str:
 )
 def code_action(ls: JaxClosureServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is not None:
+        return lsp_notebooks.code_actions(ls, notebook, params)
     settings = ls.settings_for(uri)
     if settings is None:
         return []

@@ -1,6 +1,7 @@
 """Which files a run checks, as ruff chooses them.
 
-Folders are walked for ``*.py`` files, skipping what the closest configuration excludes
+Folders are walked for ``*.py`` files and Jupyter notebooks (``*.ipynb``, as ruff walks them),
+skipping what the closest configuration excludes
 (``exclude`` replaces the default list, ``extend-exclude`` adds to it) and, by default, what
 git ignores (``respect-gitignore``). Files named on the command line are checked as named,
 unless ``force-exclude`` is set (pre-commit names every file: the hooks pass it). A path given
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import ConfigCache, Resolved
+from .notebook import NOTEBOOK_SUFFIX
+
+_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,8 @@ def _is_link_loop(path: str) -> bool:
 
 
 def _walk(root: str, configs: ConfigCache) -> Iterator[Selected]:
-    """``*.py`` files under ``root``; symbolic links to folders are not followed, so link
-    loops cannot trap the walk."""
+    """``*.py`` and ``*.ipynb`` files under ``root``; symbolic links to folders are not
+    followed, so link loops cannot trap the walk."""
     for directory, subdirectories, files in os.walk(root):
         resolved = configs.for_path(Path(directory))
         subdirectories[:] = sorted(
@@ -82,7 +86,7 @@ def _walk(root: str, configs: ConfigCache) -> Iterator[Selected]:
         )
         for name in sorted(files):
             full = os.path.join(directory, name)
-            if name.endswith(".py") and not resolved.is_excluded_entry(Path(full)):
+            if name.endswith(_SUFFIXES) and not resolved.is_excluded_entry(Path(full)):
                 yield Selected(full, resolved)
 
 

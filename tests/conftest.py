@@ -17,7 +17,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-snapshots",
         action="store_true",
-        help="rewrite fixtures/*/*.findings and *.fixed.py from the current output (review it)",
+        help="rewrite the fixtures' snapshots (*.findings, *.fixed.py, *.nbfindings, "
+        "*.fixed.ipynb) from the current output (review it)",
     )
 
 

@@ -11,6 +11,11 @@ its rules. Every fixture opens with a header of ``# key: value`` comment lines:
 
 The header ends at the first line that is not such a comment. Beside the fixture,
 ``*.findings`` is its findings snapshot and ``*.fixed.py`` its output of ``fix --unsafe-fixes``.
+
+A notebook fixture (``*.ipynb``, in a rule's folder as any fixture) opens its first code cell
+with the header; its snapshot is ``*.nbfindings`` (positions in cells, as the command line
+prints them: the ``*.findings`` of the Python fixtures are also flake8's answers, and flake8
+does not read notebooks) and its fixed output ``*.fixed.ipynb``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flake8_jax_closure.diagnostics import Finding
+from flake8_jax_closure.files import read_source
+from flake8_jax_closure.notebook.cells import CellMap
+from flake8_jax_closure.notebook.reader import Notebook, read_notebook
 from flake8_jax_closure.rules import RULES, hazard_code
 from flake8_jax_closure.settings import Settings
 
@@ -116,8 +124,16 @@ class Fixture:
     @classmethod
     def load(cls, path: Path) -> Fixture:
         where = str(path.relative_to(ROOT))
-        source = path.read_text(encoding="utf-8")
+        source = module_text(path)
         return cls(path, parse_header(source, path.parent.name, where))
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.suffix == ".ipynb"
+
+    @property
+    def notebook(self) -> Notebook:
+        return read_notebook(read_source(str(self.path)))
 
     @property
     def name(self) -> str:
@@ -126,7 +142,8 @@ class Fixture:
 
     @property
     def source(self) -> str:
-        return self.path.read_text(encoding="utf-8")
+        """The program: a notebook's module of code cells (its lines are the module's)."""
+        return module_text(self.path)
 
     @property
     def expects_findings(self) -> bool:
@@ -143,11 +160,11 @@ class Fixture:
 
     @property
     def findings_path(self) -> Path:
-        return self.path.with_suffix(".findings")
+        return self.path.with_suffix(".nbfindings" if self.is_notebook else ".findings")
 
     @property
     def fixed_path(self) -> Path:
-        return self.path.with_suffix(".fixed.py")
+        return self.path.with_suffix(".fixed.ipynb" if self.is_notebook else ".fixed.py")
 
     def settings(self, **overrides: object) -> Settings:
         """Only the fixture's rules selected (each with its API hazards), with the compile
@@ -174,13 +191,32 @@ def fixtures() -> list[Fixture]:
     return [Fixture.load(path) for path in fixture_paths()]
 
 
-def render(findings: list[Finding]) -> str:
-    """The snapshot: each finding, then its fix's safety or the reason it has none."""
+def module_text(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        return read_notebook(read_source(str(path))).module
+    return path.read_text(encoding="utf-8")
+
+
+def notebook_fixtures() -> list[Fixture]:
+    """Every notebook fixture; fixed outputs (``*.fixed.ipynb``) left out."""
+    paths = sorted(FIXTURES.glob("*/*.ipynb"))
+    return [Fixture.load(path) for path in paths if not path.name.endswith(".fixed.ipynb")]
+
+
+def render(findings: list[Finding], cells: CellMap | None = None) -> str:
+    """The snapshot: each finding, then its fix's safety or the reason it has none; in a
+    notebook (``cells``), positions, messages and reasons name cells."""
     lines = []
     for f in findings:
-        lines.append(f"{f.line}:{f.column + 1}: {f.text}\n")
-        if f.fix is not None:
-            lines.append(f"    fix ({f.fix.applicability.value}): {f.fix.description}\n")
+        if cells is None:
+            lines.append(f"{f.line}:{f.column + 1}: {f.text}\n")
         else:
-            lines.append(f"    no fix: {f.no_fix_reason}\n")
+            cell, line = cells.locate(f.line)
+            message = cells.message(f.message, has_witness=bool(f.witness))
+            lines.append(f"cell {cell}:{line}:{f.column + 1}: {f.code} {message}\n")
+        words = (lambda text: text) if cells is None else cells.text
+        if f.fix is not None:
+            lines.append(f"    fix ({f.fix.applicability.value}): {words(f.fix.description)}\n")
+        else:
+            lines.append(f"    no fix: {words(str(f.no_fix_reason))}\n")
     return "".join(lines)

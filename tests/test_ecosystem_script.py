@@ -1,10 +1,10 @@
-"""The ecosystem check's notebook conversion (code cells in order, magics kept as comments in
-statements that leave every block valid, one line for one), its project list and its report."""
+"""The ecosystem check: notebooks handed to the linter as they are, findings in them named by
+cell, its project list and its report."""
 
 from __future__ import annotations
 
-import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from ecosystem import (  # noqa: E402
     Found,
     Project,
-    notebook_to_script,
+    check_project,
     prepare,
     read_projects,
     report,
@@ -30,25 +30,17 @@ def _notebook(*cells: tuple[str, str]) -> bytes:
     ).encode()
 
 
-def test_a_block_holding_only_a_magic_stays_a_block() -> None:
-    raw = _notebook(
-        ("code", "try:\n    import tinygp\nexcept ImportError:\n    %pip install -q tinygp"),
-        ("markdown", "# Title"),
-        ("code", "!nvidia-smi\nx = 1"),
+def test_findings_in_notebooks_are_named_by_cell(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "fixtures" / "JC102" / "notebook_global.ipynb", tmp_path / "nb.ipynb")
+    (tmp_path / "other.ipynb").write_bytes(_notebook(("code", "x = 1")))  # no nbformat: E902
+    tool = [sys.executable, "-m", "flake8_jax_closure"]
+    (found,) = check_project(tool, Project("o/n", "c"), tmp_path)
+    assert (found.path, found.line, found.code, found.name) == (
+        "nb.ipynb:cell 3",
+        3,
+        "JC102",
+        "SCALE",
     )
-    script = notebook_to_script(raw)
-    assert script is not None
-    ast.parse(script)
-    lines = script.splitlines()
-    assert "    pass  # %pip install -q tinygp" in lines
-    assert "pass  # !nvidia-smi" in lines
-    assert lines[lines.index("pass  # !nvidia-smi") + 1] == "x = 1"
-
-
-def test_what_is_not_a_notebook_gives_nothing() -> None:
-    assert notebook_to_script(b"not json") is None
-    assert notebook_to_script(json.dumps({"cells": None}).encode()) is None
-    assert notebook_to_script(json.dumps([1]).encode()) is None
 
 
 def test_projects_marked_held_out_are_read_as_such(tmp_path: Path) -> None:
@@ -119,8 +111,8 @@ def test_prepare_exports_from_a_mirror_holding_a_work_tree(tmp_path: Path) -> No
     dest = tmp_path / "checkouts"
     prepare([Project("o/n", commit)], dest, tmp_path / "mirrors")
     exported = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
-    assert exported == ["o+n/nb.ipynb.py", "o+n/pkg/a.py"]
-    assert "y = 2" in (dest / "o+n" / "nb.ipynb.py").read_text(encoding="utf-8")
+    assert exported == ["o+n/nb.ipynb", "o+n/pkg/a.py"]
+    assert (dest / "o+n" / "nb.ipynb").read_bytes() == (work / "nb.ipynb").read_bytes()
 
 
 def test_prepare_refuses_a_missing_commit_and_leaves_no_half_export(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixture_support import FIXTURES, ROOT
@@ -43,11 +44,17 @@ def _try_repo(hook: str, cwd: Path, env: dict[str, str]) -> subprocess.Completed
     )
 
 
-def _hooks() -> dict[str, list[str]]:
+def yaml_hooks() -> list[dict[str, Any]]:
     import yaml  # a dependency of pre-commit
 
-    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    return {hook["id"]: shlex.split(hook["entry"]) + hook.get("args", []) for hook in hooks}
+    hooks: list[dict[str, Any]] = yaml.safe_load(
+        (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    )
+    return hooks
+
+
+def _hooks() -> dict[str, list[str]]:
+    return {hook["id"]: shlex.split(hook["entry"]) + hook.get("args", []) for hook in yaml_hooks()}
 
 
 def test_hook_entries_check_then_fix_then_pass(tmp_path: Path) -> None:
@@ -77,6 +84,22 @@ def test_hook_entries_check_then_fix_then_pass(tmp_path: Path) -> None:
     assert hook("flake8-jax-closure") == (0, "All checks passed!\n")
 
 
+def test_hooks_run_on_notebooks_too(tmp_path: Path) -> None:
+    hooks = yaml_hooks()
+    assert {hook["id"]: hook["types_or"] for hook in hooks} == {
+        "flake8-jax-closure": ["python", "jupyter"],
+        "flake8-jax-closure-fix": ["python", "jupyter"],
+    }
+    notebook = tmp_path / "train.ipynb"
+    shutil.copy(FIXTURES / "JC102" / "notebook_global.ipynb", notebook)
+    for name, expected in (("flake8-jax-closure", 1), ("flake8-jax-closure-fix", 1)):
+        _, *argv = _hooks()[name]
+        out, err = io.StringIO(), io.StringIO()
+        assert main([*argv, str(notebook)], stdout=out, stderr=err) == expected
+    fixed = FIXTURES / "JC102" / "notebook_global.fixed.ipynb"
+    assert notebook.read_bytes() == fixed.read_bytes()
+
+
 @pytest.mark.slow
 def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     project = tmp_path / "project"
@@ -84,19 +107,24 @@ def test_check_fails_fix_rewrites_then_check_passes(tmp_path: Path) -> None:
     env = _environment(tmp_path / "pre-commit-home")
     seed = project / "seed.py"
     shutil.copy(FIXTURES / "JC101" / "seed.py", seed)
+    notebook = project / "train.ipynb"
+    shutil.copy(FIXTURES / "JC102" / "notebook_global.ipynb", notebook)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
-    subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "add", "seed.py", "train.ipynb"], cwd=project, check=True, env=env)
 
     check = _try_repo("flake8-jax-closure", project, env)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "seed.py:41:16: JC101 [*] 'jitted_mult'" in check.stdout
+    assert "train.ipynb:cell 3:3:16: JC102 [*] 'scaled'" in check.stdout
 
     fix = _try_repo("flake8-jax-closure-fix", project, env)
     assert fix.returncode == 1, fix.stdout + fix.stderr
     assert "files were modified by this hook" in fix.stdout
     assert seed.read_text() == (FIXTURES / "JC101" / "seed.fixed.py").read_text()
+    fixed = FIXTURES / "JC102" / "notebook_global.fixed.ipynb"
+    assert notebook.read_bytes() == fixed.read_bytes()
 
-    subprocess.run(["git", "add", "seed.py"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "add", "seed.py", "train.ipynb"], cwd=project, check=True, env=env)
     again = _try_repo("flake8-jax-closure", project, env)
     assert again.returncode == 0, again.stdout + again.stderr
 

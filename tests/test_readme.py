@@ -56,3 +56,14 @@ def test_seed_check_in_readme_is_the_real_output(monkeypatch: object) -> None:
     out = io.StringIO()
     main(["check", "--no-cache", "fixtures/JC101/seed.py"], stdout=out, stderr=io.StringIO())
     assert f"$ flake8-jax-closure check fixtures/JC101/seed.py\n{out.getvalue()}```" in README
+
+
+def test_notebook_check_and_diff_in_readme_are_the_real_output(monkeypatch: object) -> None:
+    monkeypatch.chdir(ROOT)  # type: ignore[attr-defined]
+    path = "fixtures/JC102/notebook_global.ipynb"
+    check, diff = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", path], stdout=check, stderr=io.StringIO())
+    main(["diff", path], stdout=diff, stderr=io.StringIO())
+    shown = f"$ flake8-jax-closure check {path}\n{check.getvalue()}"
+    shown += f"$ flake8-jax-closure diff {path}\n{diff.getvalue()}$ flake8-jax-closure fix {path}"
+    assert shown in README

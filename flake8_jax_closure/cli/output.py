@@ -35,7 +35,12 @@ def open_output(args: argparse.Namespace, stdout: TextIO) -> tuple[TextIO, Calla
 def reports(results: list[FileResult]) -> list[FileReport]:
     return [
         FileReport(
-            r.path, r.findings, r.syntax_error, _without_path(r.error, r.path), r.unsafe_fixes
+            r.path,
+            r.findings,
+            r.syntax_error,
+            _without_path(r.error, r.path),
+            r.unsafe_fixes,
+            r.cells,
         )
         for r in results
         if r.findings or r.syntax_error or r.error
@@ -55,7 +60,11 @@ def print_errors(results: list[FileResult], stderr: TextIO) -> None:
             print(result.error, file=stderr)
         elif result.syntax_error is not None:
             message, line, column = result.syntax_error
-            print(f"{result.path}:{line}:{column}: syntax error: {message}", file=stderr)
+            where = f"{line}"
+            if result.cells is not None:
+                cell, line = result.cells.locate(line)
+                where = f"cell {cell}:{line}"
+            print(f"{result.path}:{where}:{column}: syntax error: {message}", file=stderr)
 
 
 def fixes_listing(results: list[FileResult], *, would: bool) -> str:

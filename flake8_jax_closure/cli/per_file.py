@@ -16,6 +16,9 @@ from ..cache import FindingsCache
 from ..diagnostics import Finding
 from ..diffs import python_lines, unified_diff
 from ..files import Source, SourceError, read_source, write_source
+from ..notebook import is_notebook
+from ..notebook.cells import CellMap
+from ..notebook.reader import read_notebook
 from ..rules import ANALYSIS_FAILED
 from ..settings import RunOptions, Settings
 
@@ -36,6 +39,8 @@ class FileResult:
     # Standard input only: what ``fix -`` prints, in the input's own encoding, BOM and newlines
     # (the input's very bytes when nothing changed or it could not be read).
     output: bytes | None = None
+    # A notebook: where its module's lines stand in its cells (the outputs name cells).
+    cells: CellMap | None = None
 
 
 def check_file(
@@ -49,6 +54,10 @@ def check_file(
     result = FileResult(path, unsafe_fixes=settings.unsafe_fixes)
     try:
         source = source or read_source(path)
+        text = source.text
+        if is_notebook(path):
+            notebook = read_notebook(source)
+            text, result.cells = notebook.module, notebook.cell_map
         store = FindingsCache(cache) if cache is not None else None
         key = store.key(source.raw, settings, run) if store is not None else ""
         cached = store.get(key) if store is not None else None
@@ -58,9 +67,7 @@ def check_file(
         from ..engine import SourceSyntaxError, check_source
 
         try:
-            result.findings = check_source(
-                source.text, settings, with_edits=run.with_edits, lazy=run.lazy
-            )
+            result.findings = check_source(text, settings, with_edits=run.with_edits, lazy=run.lazy)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -89,6 +96,8 @@ def fix_file(
     write = write and not from_stdin
     try:
         source = source or read_source(path)
+        if is_notebook(path):
+            return _fix_notebook(result, source, settings, run, with_diff, write, from_stdin)
         result.text = source.text
         if from_stdin:
             result.output = source.raw
@@ -120,6 +129,45 @@ def fix_file(
     return result
 
 
+def _fix_notebook(
+    result: FileResult,
+    source: Source,
+    settings: Settings,
+    run: RunOptions,
+    with_diff: bool,
+    write: bool,
+    from_stdin: bool,
+) -> FileResult:
+    """``fix_file`` for a notebook: the fixed cells written back into its JSON, every other
+    byte kept; the diff is one per changed cell. Raises SourceError."""
+    from ..engine import SourceSyntaxError
+    from ..notebook.fixing import cell_diff, fix_notebook
+
+    result.text = source.text
+    if from_stdin:
+        result.output = source.raw
+    notebook = read_notebook(source)
+    result.cells = notebook.cell_map
+    try:
+        outcome = fix_notebook(notebook, settings, lazy=run.lazy)
+    except SourceSyntaxError as error:
+        result.syntax_error = (error.message, error.line, error.column)
+        return result
+    result.findings, result.fixed = outcome.remaining, len(outcome.fixed)
+    result.fixed_findings = outcome.fixed
+    result.text = outcome.text
+    if outcome.text == source.text:
+        return result
+    result.new_text = outcome.text
+    if from_stdin:
+        result.output = source.encode(outcome.text)
+    if with_diff:
+        result.diff = cell_diff(result.path, outcome.changed, _diff_name)
+    if write:
+        write_source(source, outcome.text)
+    return result
+
+
 def _diff_name(side: str, path: str) -> str:
     return path if os.path.isabs(path) else f"{side}/{path}"
 
@@ -144,13 +192,14 @@ def answered_from_cache(
     ``check_file`` then reports)."""
     try:
         source = read_source(path)
+        cells = read_notebook(source).cell_map if is_notebook(path) else None
     except SourceError:
         return None
     store = FindingsCache(cache)
     cached = store.get(store.key(source.raw, settings, run))
     if cached is None:
         return None
-    return FileResult(path, findings=cached, unsafe_fixes=settings.unsafe_fixes)
+    return FileResult(path, findings=cached, unsafe_fixes=settings.unsafe_fixes, cells=cells)
 
 
 def run_all(
