@@ -67,7 +67,8 @@ def _same_tree(first: ast.AST, second: ast.AST) -> bool:
                 return False
         elif isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b) or not all(
-                _same_tree(x, y) if isinstance(x, ast.AST) else x == y for x, y in zip(a, b)
+                _same_tree(x, y) if isinstance(x, ast.AST) else x == y
+                for x, y in zip(a, b, strict=True)
             ):
                 return False
         elif type(a) is not type(b) or a != b:
