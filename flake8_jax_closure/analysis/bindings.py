@@ -178,3 +178,45 @@ def fed_from_arguments(
 def _is_method(scope: Scope) -> bool:
     parent = scope.parent
     return parent is not None and parent.kind is ScopeKind.CLASS
+
+
+# Methods that rebuild a record from itself, and the fields each sets besides its keywords:
+# ``dataclasses``/flax ``replace`` sets only the fields it names; flax's ``TrainState``
+# ``apply_gradients`` sets ``step``, ``params`` and ``opt_state``.
+_REBUILDS = {"replace": frozenset(), "apply_gradients": frozenset({"step", "params", "opt_state"})}
+# Fields of a record that hold a function, called as ``state.apply_fn(...)``: calling one
+# reads that field only (a method of the record could read any field).
+_FUNCTION_FIELDS = frozenset({"apply_fn"})
+
+
+def fields_read(facts: Facts, reads: list[Read]) -> list[str] | None:
+    """The first attribute of each read (``state.apply_fn`` reads ``apply_fn``); None when
+    a read takes the whole object, or calls a method on it."""
+    fields = []
+    for read in reads:
+        attribute = facts.parent(read.node)
+        if not isinstance(attribute, ast.Attribute) or attribute.value is not read.node:
+            return None
+        call = facts.parent(attribute)
+        if isinstance(call, ast.Call) and call.func is attribute:
+            if attribute.attr not in _FUNCTION_FIELDS:
+                return None
+        fields.append(attribute.attr)
+    return fields
+
+
+def keeps_fields_read(binding: Binding, fields: list[str] | None) -> bool:
+    """``state = state.apply_gradients(grads=g)`` while compiled code reads only
+    ``state.apply_fn``: the rebuilt record keeps every field the trace read."""
+    value = binding.value
+    if not fields or not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == binding.name
+        and value.func.attr in _REBUILDS
+        and all(keyword.arg is not None for keyword in value.keywords)
+    ):
+        return False
+    changed = _REBUILDS[value.func.attr] | {k.arg for k in value.keywords if k.arg}
+    return not set(fields) & changed

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 
 from .bindings import (
     fed_from_arguments,
+    fields_read,
     holds_ref,
     holds_value,
     initial_bindings,
+    keeps_fields_read,
     module_path,
     names_module,
     same_import,
@@ -325,8 +327,9 @@ class CaptureAnalysis:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
                 rebinding, mutation, path = self._first_changes(
-                    sites, owner, name, paths, (owner_id, name) not in sliced, fed
-                )
+                    sites, owner, name, paths, (owner_id, name) not in sliced, fed,
+                    fields_read(self.facts, reads),
+                )  # fmt: skip
             if path is None:
                 continue
             reads.sort(key=lambda r: r.start)
@@ -350,6 +353,7 @@ class CaptureAnalysis:
         paths: list[tuple[str, ...]],
         retraced_by_shape: bool = True,
         fed: list[tuple[str, ...]] | None = None,
+        fields: list[str] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -362,6 +366,7 @@ class CaptureAnalysis:
         ]
         if same_value_everywhere(facts, bindings):
             rebindings = []
+        rebindings = [b for b in rebindings if not keeps_fields_read(b, fields)]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as

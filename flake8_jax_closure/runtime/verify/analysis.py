@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...analysis.compiled import CompiledFunctionFinder
 from ...analysis.facts.queries import Facts
 from ...diagnostics import Finding
 from ...engine import FixResult, analyse_source, fix_source, parse_tree, with_edits_of
-from ...settings import Settings
+from ...settings import OPT_IN, Settings
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,11 @@ class AnalysedSource:
 
 
 def analyse(source: str, settings: Settings) -> AnalysedSource:
-    """Raises :class:`~flake8_jax_closure.engine.SourceSyntaxError`."""
+    """Raises :class:`~flake8_jax_closure.engine.SourceSyntaxError`.
+
+    API hazards are verified too: running the program is how a user learns whether a hazard
+    no code of the project shows (``JC2xx``) happens in theirs."""
+    settings = replace(settings, select=(*settings.select, *OPT_IN))
     analysis = analyse_source(source, settings)
     if analysis is None:
         return AnalysedSource([], FixResult(source, [], []), [], {})
