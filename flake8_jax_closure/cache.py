@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -96,6 +97,10 @@ def _from_json(data: dict[str, Any]) -> Finding:
     return Finding(**data)
 
 
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
 class FindingsCache:
     """Findings by content, tool version and code, and the settings they were computed with
     (settings differ between files: ``per-file-ignores``, a closer configuration), and how
@@ -112,20 +117,32 @@ class FindingsCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[Finding] | None:
+    def get(self, key: str, project: Callable[[], bytes] | None = None) -> list[Finding] | None:
+        """The findings stored under ``key``; for findings that depended on the project's
+        other files, only while ``project()`` still says what it said then."""
         try:
             with open(self._path(key), encoding="utf-8") as handle:
-                return [_from_json(item) for item in json.load(handle)]
+                entry = json.load(handle)
+            depends = entry["project"]
+            if depends is not None and (project is None or _digest(project()) != depends):
+                return None
+            return [_from_json(item) for item in entry["findings"]]
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], project: bytes | None = None) -> None:
+        """Store the findings; ``project``, when they depend on the project's other files (an
+        API hazard was looked for there), says what those were."""
         path = self._path(key)
+        entry = {
+            "project": None if project is None else _digest(project),
+            "findings": [_to_json(f) for f in findings],
+        }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump([_to_json(f) for f in findings], handle)
+                json.dump(entry, handle)
             os.replace(temporary, path)
         except OSError:
             pass  # a cache that cannot be written only costs time

@@ -64,12 +64,16 @@ class WitnessStep:
     via: str | None = None
     # When the step is a later run of the same code: ``next pass of the loop at line 12``.
     again: str | None = None
+    # Another file of the project, from its root (``scripts/train.py``, ``nb.ipynb:cell 3``);
+    # None for the finding's own file.
+    path: str | None = None
 
     @property
     def clause(self) -> str:
         """``changed at line 40 by 'set_lr()'``: the step as words."""
         verb = {Role.TRACE: "traced", Role.CHANGE: "changed", Role.REUSE: "reused"}[self.role]
-        text = f"{verb} at line {self.line}"
+        where = f" in {self.path}" if self.path is not None else ""
+        text = f"{verb}{where} at line {self.line}"
         if self.via is not None:
             text += f" by '{self.via}()'" if self.role is Role.CHANGE else f" in '{self.via}()'"
         if self.again is not None:

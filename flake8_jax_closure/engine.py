@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .analysis.captures import StaleCapture
 from .analysis.pipeline import ModuleFacts
+from .analysis.timing import StalePath
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Edit, Finding, Fix
 from .fix.model import FunctionFix, NoFix
@@ -26,6 +27,9 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .fix.rewrite import Rewrite
+
+# Gives the witness another module of the project shows for an API hazard's path, if any.
+Promote = Callable[[StalePath], StalePath | None]
 
 
 class SourceSyntaxError(Exception):
@@ -80,11 +84,13 @@ def analysis_failed(error: BaseException) -> Finding:
     )
 
 
-def _findings(module: ModuleFacts, source: SourceLines, settings: Settings) -> list[Finding]:
+def _findings(
+    module: ModuleFacts, source: SourceLines, settings: Settings, promote: Promote | None = None
+) -> list[Finding]:
     """The selected rules' findings, each with the fix of its compiled function: one plan per
     function, for all the selected captures it reads."""
     groups: dict[ast.AST, list[tuple[StaleCapture, Finding]]] = {}
-    for capture, found in selected_findings(module, settings.is_selected):
+    for capture, found in selected_findings(module, settings.is_selected, promote):
         groups.setdefault(capture.compiled.function, []).append((capture, found))
     planner = FixPlanner(
         module.facts, source, module.compiled, prefer_safe=not settings.unsafe_fixes
@@ -139,11 +145,13 @@ def _analyse_selected(
     honour_noqa: bool,
     tree: ast.Module | None,
     lazy: bool = True,
+    promote: Promote | None = None,
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
     ``lazy=False`` visits every statement first (tests and the benchmark check that this never
-    changes a finding).
+    changes a finding). ``promote`` looks for a stale path outside callers could take in the
+    project's other modules (``analysis.project``).
 
     Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
     becomes one JC900 finding, never an exception.
@@ -159,7 +167,7 @@ def _analyse_selected(
             tree = parse_tree(source)
         try:
             module = ModuleFacts(tree, source, settings.compile_functions, lazy)
-            found = _findings(module, lines, settings)
+            found = _findings(module, lines, settings, promote)
             # Freed here by reference counting, while the cyclic collector is still paused.
             module.release()
             del module, tree
@@ -190,6 +198,7 @@ def check_source(
     tree: ast.Module | None = None,
     edits_for: Callable[[Finding], bool] | None = None,
     lazy: bool = True,
+    promote: Promote | None = None,
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
@@ -198,7 +207,7 @@ def check_source(
     ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
     ``lazy`` as for ``_analyse_selected``.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy)
+    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy, promote)
     if analysis is None:
         return []
     if with_edits:
@@ -249,15 +258,22 @@ class FixResult:
     changes: tuple[tuple[int, int, str], ...] = ()
 
 
-def analyse_source(source: str, settings: Settings) -> Analysis | None:
+def analyse_source(
+    source: str, settings: Settings, promote: Promote | None = None
+) -> Analysis | None:
     """The selected findings of ``source`` with their fix plans, for ``with_edits`` and
     ``fix_source`` to use again (an editor asks for fixes of the text it was shown findings
     of); None when the source names no compile transform. Raises SourceSyntaxError."""
-    return _analyse_selected(source, settings, honour_noqa=True, tree=None)
+    return _analyse_selected(source, settings, honour_noqa=True, tree=None, promote=promote)
 
 
 def fix_source(
-    source: str, settings: Settings, *, analysis: Analysis | None = None, lazy: bool = True
+    source: str,
+    settings: Settings,
+    *,
+    analysis: Analysis | None = None,
+    lazy: bool = True,
+    promote: Promote | None = None,
 ) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
@@ -265,7 +281,9 @@ def fix_source(
     again. The result is checked to parse; a fix that would not is dropped, never written.
     """
     if analysis is None:
-        analysis = _analyse_selected(source, settings, honour_noqa=True, tree=None, lazy=lazy)
+        analysis = _analyse_selected(
+            source, settings, honour_noqa=True, tree=None, lazy=lazy, promote=promote
+        )
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())

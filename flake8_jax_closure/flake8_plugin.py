@@ -76,6 +76,7 @@ class JaxClosureChecker:
         try:
             if not may_compile(source, self.settings.compile_functions):
                 return
+            from .analysis.project import index_for, promoter
             from .engine import SourceSyntaxError, check_source
 
             try:
@@ -85,6 +86,8 @@ class JaxClosureChecker:
                     honour_noqa=False,
                     with_edits=False,
                     tree=self.tree if isinstance(self.tree, ast.Module) else None,
+                    # Callers in the project's other modules count, as for ``check``.
+                    promote=promoter(self.filename, index_for(self.filename)),
                 )
             except SourceSyntaxError:
                 return  # flake8 reports the syntax error itself (E999)

@@ -52,7 +52,7 @@ class FileReport:
         return self.cells.message(finding.message, has_witness=bool(finding.witness))
 
     def clause(self, step: WitnessStep) -> str:
-        return self.words(step.clause)
+        return self.words(step.clause) if step.path is None else step.clause
 
     def applies(self, finding: Finding) -> bool:
         """Whether ``fix`` (with this file's settings) applies the finding's fix."""
@@ -197,10 +197,16 @@ def _as_json(report: FileReport, finding: Finding) -> dict[str, Any]:
         # through which outside callers can make an API hazard stale.
         "witness": [
             {
-                **position(step.line, step.column),
+                # A step in another file of the project names that file, cell included.
+                **(
+                    position(step.line, step.column)
+                    if step.path is None
+                    else {"cell": None, "line": step.line, "column": step.column + 1}
+                ),
                 "role": step.role.value,
                 "via": step.via,
                 "again": None if step.again is None else report.words(step.again),
+                "path": step.path,
             }
             for step in finding.witness
         ],
@@ -308,6 +314,22 @@ def sarif(reports: Sequence[FileReport]) -> dict[str, Any]:
     }
 
 
+def _step_location(
+    report: FileReport, finding: Finding, step: WitnessStep, location: dict[str, Any]
+) -> dict[str, Any]:
+    """Where a step of the witness stands: in the finding's file, or in another file of the
+    project (its path from the project's root; a notebook's cell named in the step's text)."""
+    if step.path is None:
+        return {
+            "artifactLocation": location,
+            "region": _sarif_region(report, finding, step.line, step.column),
+        }
+    return {
+        "artifactLocation": {"uri": step.path.split(":cell ")[0]},
+        "region": {"startLine": step.line, "startColumn": step.column + 1},
+    }
+
+
 # SARIF's words for what a step of a flow does.
 _FLOW_KINDS = {Role.TRACE: "call", Role.CHANGE: "value", Role.REUSE: "call"}
 
@@ -348,12 +370,9 @@ def _sarif_result(report: FileReport, finding: Finding) -> dict[str, Any]:
                         "locations": [
                             {
                                 "location": {
-                                    "physicalLocation": {
-                                        "artifactLocation": location,
-                                        "region": _sarif_region(
-                                            report, finding, step.line, step.column
-                                        ),
-                                    },
+                                    "physicalLocation": _step_location(
+                                        report, finding, step, location
+                                    ),
                                     "message": {"text": report.clause(step)},
                                 },
                                 "kinds": [_FLOW_KINDS[step.role]],

@@ -39,6 +39,7 @@ from pygls.uris import to_fs_path
 from . import __version__, lsp_notebooks
 from .config import ConfigCache, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
+from .analysis.project import index_for, promoter
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
 from .engine import with_edits_of as with_edits_for
 from .noqa import noqa_comment
@@ -126,7 +127,9 @@ class JaxClosureServer(LanguageServer):
         if cached is not None and cached[0] == source and cached[1] == settings:
             return cached[2]
         self._analyses.pop(uri, None)
-        analysis = analyse_source(source, settings)
+        # Callers in the project's other modules count, read from disk as they were saved.
+        path = to_fs_path(uri) or ""
+        analysis = analyse_source(source, settings, promoter(path, index_for(path)))
         self._analyses[uri] = (source, settings, analysis)
         return analysis
 

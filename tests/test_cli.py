@@ -449,7 +449,7 @@ def test_cache_answers_repeated_runs_and_follows_content(tmp_path: Path) -> None
     assert run("check", "--jobs", "1", str(path)) == cold
     # The entry is what answers: doctor it and the next run says so.
     doctored = json.loads(entries[0].read_text())
-    doctored[0]["message"] = "from the cache"
+    doctored["findings"][0]["message"] = "from the cache"
     entries[0].write_text(json.dumps(doctored))
     assert "JC101 [*] from the cache" in run("check", str(path))[1]
     assert "from the cache" not in run("check", "--no-cache", str(path))[1]

@@ -42,11 +42,12 @@ def _json(*argv: str) -> list[dict[str, object]]:
 def test_the_seeds_witness_in_json() -> None:
     (finding,) = _json(str(FIXTURES / "JC101" / "seed.py"))
     assert finding["witness"] == [
-        {"cell": None, "line": 60, "column": 23, "role": "trace", "via": None, "again": None},
+        {"cell": None, "line": 60, "column": 23, "role": "trace", "via": None, "again": None,
+         "path": None},
         {"cell": None, "line": 63, "column": 13, "role": "change",
-         "via": "update_locally_created", "again": None},
+         "via": "update_locally_created", "again": None, "path": None},
         {"cell": None, "line": 60, "column": 23, "role": "reuse", "via": None,
-         "again": "next pass of the loop at line 58"},
+         "again": "next pass of the loop at line 58", "path": None},
     ]  # fmt: skip
     assert finding["entry_points"] == []
 

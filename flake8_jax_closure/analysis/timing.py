@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..diagnostics import Role
+from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
@@ -200,13 +200,6 @@ def _while_named(
 
 
 @dataclass(frozen=True)
-class PathStep:
-    role: Role
-    event: Event
-    again: str | None = None  # ``next pass of the loop at line 12``
-
-
-@dataclass(frozen=True)
 class StalePath:
     """How a change can fall between a trace and a later compiled call.
 
@@ -216,7 +209,7 @@ class StalePath:
     the change between two calls: an *API hazard*, through the functions it would call
     (``entries``) or the objects handed to it (``handed_on``)."""
 
-    steps: tuple[PathStep, ...] = ()
+    steps: tuple[WitnessStep, ...] = ()
     # Functions outside code would call: those that make the change, those that use the object.
     changers: tuple[Scope, ...] = ()
     callers: tuple[Scope, ...] = ()
@@ -331,11 +324,17 @@ def _at(event: Event) -> Pos:
 def _path(trace: Event, change: Event, reuse: Event, again: str | None = None) -> StalePath:
     return StalePath(
         (
-            PathStep(Role.TRACE, trace),
-            PathStep(Role.CHANGE, change),
-            PathStep(Role.REUSE, reuse, again),
+            _step(Role.TRACE, trace),
+            _step(Role.CHANGE, change),
+            _step(Role.REUSE, reuse, again),
         )
     )
+
+
+def _step(role: Role, event: Event, again: str | None = None) -> WitnessStep:
+    """Where the event happens in its driver, and the function called there that does it."""
+    via = event.via.name if event.via is not None else None
+    return WitnessStep(role, event.at[0], event.at[1], via=via, again=again)
 
 
 def _sequence_witness(graph: CallGraph, change: Event, uses: list[Event]) -> StalePath | None:

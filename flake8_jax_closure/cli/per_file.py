@@ -10,8 +10,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..analysis.project import ProjectIndex, index_for, promoter
 from ..cache import FindingsCache
 from ..diagnostics import Finding
 from ..diffs import python_lines, unified_diff
@@ -21,6 +22,9 @@ from ..notebook.cells import CellMap
 from ..notebook.reader import read_notebook
 from ..rules import ANALYSIS_FAILED
 from ..settings import RunOptions, Settings
+
+if TYPE_CHECKING:
+    from ..analysis.timing import StalePath
 
 
 @dataclass
@@ -43,6 +47,23 @@ class FileResult:
     cells: CellMap | None = None
 
 
+class _Consulted:
+    """The project's promoter for one file, noting whether the analysis asked it (then the
+    file's findings depend on the project's other files)."""
+
+    def __init__(self, path: str, project: ProjectIndex | None) -> None:
+        self.promote = None if project is None else promoter(path, project)
+        self.asked = False
+
+    def __call__(self, stale: StalePath) -> StalePath | None:
+        self.asked = True
+        return None if self.promote is None else self.promote(stale)
+
+
+def _fingerprint(project: ProjectIndex | None) -> Callable[[], bytes] | None:
+    return None if project is None else project.fingerprint
+
+
 def check_file(
     path: str,
     settings: Settings,
@@ -59,20 +80,29 @@ def check_file(
             notebook = read_notebook(source)
             text, result.cells = notebook.module, notebook.cell_map
         store = FindingsCache(cache) if cache is not None else None
+        project = index_for(path)
         key = store.key(source.raw, settings, run) if store is not None else ""
-        cached = store.get(key) if store is not None else None
+        cached = store.get(key, _fingerprint(project)) if store is not None else None
         if cached is not None:
             result.findings = cached
             return result
         from ..engine import SourceSyntaxError, check_source
 
+        consulted = _Consulted(path, project)
         try:
-            result.findings = check_source(text, settings, with_edits=run.with_edits, lazy=run.lazy)
+            result.findings = check_source(
+                text,
+                settings,
+                with_edits=run.with_edits,
+                lazy=run.lazy,
+                promote=consulted,
+            )
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
         if store is not None and not any(f.code == ANALYSIS_FAILED for f in result.findings):
-            store.put(key, result.findings)
+            depends = project.fingerprint() if consulted.asked and project is not None else None
+            store.put(key, result.findings, depends)
     except SourceError as error:
         result.error = str(error)
     return result
@@ -102,7 +132,8 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            outcome = fix_source(source.text, settings, lazy=run.lazy)
+            promote = None if from_stdin else _Consulted(path, index_for(path))
+            outcome = fix_source(source.text, settings, lazy=run.lazy, promote=promote)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result
@@ -196,7 +227,7 @@ def answered_from_cache(
     except SourceError:
         return None
     store = FindingsCache(cache)
-    cached = store.get(store.key(source.raw, settings, run))
+    cached = store.get(store.key(source.raw, settings, run), _fingerprint(index_for(path)))
     if cached is None:
         return None
     return FileResult(path, findings=cached, unsafe_fixes=settings.unsafe_fixes, cells=cells)

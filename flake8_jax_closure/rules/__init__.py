@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from ._common import hazard_code
 if TYPE_CHECKING:
     from ..analysis.captures import Owner, StaleCapture
     from ..analysis.pipeline import ModuleFacts
+    from ..analysis.timing import StalePath
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ NAMES: dict[str, str] = {
 
 
 def selected_findings(
-    module: ModuleFacts, is_selected: Callable[[str], bool]
+    module: ModuleFacts,
+    is_selected: Callable[[str], bool],
+    promote: Callable[[StalePath], StalePath | None] | None = None,
 ) -> list[tuple[StaleCapture, Finding]]:
     """The findings of the selected rules, each with its capture, in the order of the rules'
     detections. A detection runs once, for the rules that share it, and only when one of them is
@@ -90,6 +94,11 @@ def selected_findings(
         if not owners:
             continue
         for capture in detect(module, owners):
+            if promote is not None and not capture.path.witnessed:
+                # Another module of the project may take the path outside callers could.
+                witnessed = promote(capture.path)
+                if witnessed is not None:
+                    capture = dataclasses.replace(capture, path=witnessed)
             for rule in sharing:
                 finding = rule.check(capture)
                 if finding is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Finding, WitnessStep
+from ..diagnostics import Finding
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
@@ -34,7 +34,7 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
     change = capture.rebinding or capture.mutation
     path = capture.path
     if path.witnessed:
-        witness = _witness(path)
+        witness = path.steps
         message += ": " + ", ".join(step.clause for step in witness)
         entry_points: tuple[str, ...] = ()
     else:
@@ -56,32 +56,9 @@ def finding(capture: StaleCapture, code: str, message: str) -> Finding:
     )
 
 
-def _witness(path: StalePath) -> tuple[WitnessStep, ...]:
-    return tuple(
-        WitnessStep(
-            step.role,
-            step.event.at[0],
-            step.event.at[1],
-            via=step.event.via.name if step.event.via is not None else None,
-            again=step.again,
-        )
-        for step in path.steps
-    )
-
-
 def _entry_points(path: StalePath) -> tuple[str, ...]:
     """The functions through which outside code can order a change between two calls."""
-    return tuple(dict.fromkeys(_qualified(s) for s in (*path.changers, *path.callers)))
-
-
-def _qualified(scope: Scope) -> str:
-    """``Trainer.set_lr`` for a method, ``set_lr`` for a function."""
-    names = []
-    current: Scope | None = scope
-    while current is not None and current.parent is not None:
-        names.append(current.name)
-        current = current.parent
-    return ".".join(reversed(names))
+    return tuple(dict.fromkeys(s.qualified_name() for s in (*path.changers, *path.callers)))
 
 
 def _hazard(path: StalePath) -> str:
@@ -104,7 +81,7 @@ def _hazard(path: StalePath) -> str:
 
 
 def _names(scopes: tuple[Scope, ...]) -> str:
-    shown = ", ".join(f"'{_qualified(scope)}()'" for scope in scopes[:3])
+    shown = ", ".join(f"'{scope.qualified_name()}()'" for scope in scopes[:3])
     return shown + (f" and {len(scopes) - 3} more" if len(scopes) > 3 else "")
 
 

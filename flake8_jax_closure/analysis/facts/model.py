@@ -89,6 +89,15 @@ class Scope:
             scope = scope.parent
         return scope
 
+    def qualified_name(self) -> str:
+        """``Trainer.set_lr`` for a method, ``set_lr`` for a function of the module."""
+        names = []
+        current: Scope | None = self
+        while current is not None and current.parent is not None:
+            names.append(current.name)
+            current = current.parent
+        return ".".join(reversed(names))
+
     def enclosing_function_name(self) -> str | None:
         scope: Scope | None = self
         while scope is not None:

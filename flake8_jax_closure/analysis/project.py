@@ -1,0 +1,390 @@
+"""The project as the unit: callers of a module's entry points in the project's other modules.
+
+A stale path that only code outside the module can take (an API hazard, see ``timing``) is one
+the project itself may take: a training script in another module calls the compiled function,
+the setter, and the compiled function again; a notebook that star-imports the training module
+does it in its cells. ``ProjectIndex`` answers, for one module's hazard, whether another file of
+the project runs its entry points in a stale order, and gives that path as the witness.
+
+Limits, first: calls are resolved through imports (``import pkg.train as t``, ``from pkg.train
+import step``, ``from pkg.train import *``, relative imports) and through local names bound to
+an object of an imported class in the same function or module code (``t = Trainer();
+t.set_lr(0.1)``); objects handed between functions are not followed, and objects are not told
+apart (any instance of the class counts). A file is read only when its text names an entry
+point, and parsed once per content.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..diagnostics import Role, WitnessStep
+
+if TYPE_CHECKING:
+    from .timing import StalePath
+
+# Files a project's walk never enters (as ruff's default exclusions).
+_SKIPPED = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "build", "dist", "node_modules",
+     ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
+     "site-packages"}
+)  # fmt: skip
+# What marks a project's root folder.
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A project larger than this is not walked: its callers are not looked for.
+_MOST_FILES = 20_000
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call, in some driver of a file, of a function or method of a project module."""
+
+    driver: str  # "" for module code, else the function's qualified name
+    line: int
+    column: int
+    loops: tuple[int, ...]  # first lines of the loops around it in its driver
+    module: str  # the dotted module name the callee is imported from
+    name: str  # its qualified name there: ``set_lr``, ``Trainer.set_lr``
+
+
+@dataclass
+class _Walk:
+    """What one file imports, and the calls it makes in each driver, in order."""
+
+    package: str  # the file's package, for relative imports
+    aliases: dict[str, str] = field(default_factory=dict)  # local name -> module
+    imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (module, name)
+    starred: list[str] = field(default_factory=list)  # modules imported with ``*``
+    calls: list[Call] = field(default_factory=list)
+
+
+def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
+    """Every call of an imported function or method in the file's drivers, in order."""
+    package = module_name.rpartition(".")[0]
+    walk = _Walk(package)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            _record_import(walk, node)
+    _walk_driver(walk, "", tree.body, (), {})
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _walk_driver(walk, node.name, node.body, (), {})
+    return walk.calls
+
+
+def _record_import(walk: _Walk, node: ast.Import | ast.ImportFrom) -> None:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                walk.aliases[alias.asname] = alias.name
+            else:
+                walk.aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                walk.aliases[alias.name] = alias.name
+        return
+    module = node.module or ""
+    if node.level:
+        base = walk.package.split(".") if walk.package else []
+        base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+        module = ".".join([*base, module] if module else base)
+    for alias in node.names:
+        if alias.name == "*":
+            walk.starred.append(module)
+        else:
+            walk.imported[alias.asname or alias.name] = (module, alias.name)
+            # ``from pkg import train`` may import a module.
+            walk.aliases.setdefault(alias.asname or alias.name, f"{module}.{alias.name}")
+
+
+def _walk_driver(
+    walk: _Walk,
+    driver: str,
+    body: list[ast.stmt],
+    loops: tuple[int, ...],
+    instances: dict[str, tuple[str, str]],
+) -> None:
+    """The calls of one driver's straight-line code, nested functions and classes left out;
+    ``instances`` maps local names to the imported class whose object they hold."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner = loops
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            inner = (*loops, statement.lineno)
+        for node in _own_nodes(statement):
+            if isinstance(node, ast.Call):
+                for module, name in _targets(walk, node.func, instances):
+                    walk.calls.append(
+                        Call(driver, node.lineno, node.col_offset, inner, module, name)
+                    )
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            made = _targets(walk, statement.value.func, instances)
+            for target in statement.targets:
+                if isinstance(target, ast.Name) and made:
+                    instances[target.id] = made[0]
+        for block in ("body", "orelse", "finalbody"):
+            children = getattr(statement, block, None)
+            if isinstance(children, list) and children and isinstance(children[0], ast.stmt):
+                _walk_driver(walk, driver, children, inner, instances)
+        for handler in getattr(statement, "handlers", []):
+            _walk_driver(walk, driver, handler.body, inner, instances)
+
+
+def _own_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The expressions of a statement itself, not of the statements nested in it."""
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        for name, value in ast.iter_fields(node):
+            if name in ("body", "orelse", "finalbody", "handlers"):
+                continue
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if isinstance(child, ast.AST) and not isinstance(child, (ast.stmt, ast.Lambda)):
+                    yield child
+                    pending.append(child)
+
+
+def _targets(
+    walk: _Walk, func: ast.expr, instances: dict[str, tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The (module, qualified name) a callee expression may name."""
+    if isinstance(func, ast.Name):
+        if func.id in walk.imported:
+            return [walk.imported[func.id]]
+        return [(module, func.id) for module in walk.starred]
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        base = func.value.id
+        if base in instances:
+            module, cls = instances[base]
+            return [(module, f"{cls}.{func.attr}")]
+        if base in walk.imported:
+            module, cls = walk.imported[base]
+            return [(module, f"{cls}.{func.attr}"), (f"{module}.{cls}", func.attr)]
+        if base in walk.aliases:
+            return [(walk.aliases[base], func.attr)]
+        return [(module, f"{base}.{func.attr}") for module in walk.starred]
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+        dotted = _dotted(func.value)
+        if dotted is not None and dotted.split(".")[0] in walk.aliases:
+            head, _, rest = dotted.partition(".")
+            module = walk.aliases[head] + (f".{rest}" if rest else "")
+            return [(module, func.attr)]
+    return []
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def module_names(path: Path, root: Path) -> frozenset[str]:
+    """The dotted names the file may be imported by: every tail of its path under the root
+    (``src/pkg/train.py``: ``src.pkg.train``, ``pkg.train``, ``train``)."""
+    relative = path.resolve().relative_to(root.resolve()).with_suffix("")
+    parts = [p for p in relative.parts if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return frozenset(".".join(parts[i:]) for i in range(len(parts)))
+
+
+def project_root(path: Path) -> Path:
+    """The nearest folder above the file holding a project marker, else the file's folder."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in _ROOT_MARKERS):
+            return candidate
+    return folder
+
+
+class ProjectIndex:
+    """The source files of one project, read and parsed on demand."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: list[Path] | None = None
+        self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
+        self._calls: dict[tuple[Path, int], list[Call]] = {}
+
+    def files(self) -> list[Path]:
+        if self._files is None:
+            found: list[Path] = []
+            for folder, subfolders, names in os.walk(self.root):
+                subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED)
+                found.extend(
+                    Path(folder) / n for n in sorted(names) if n.endswith((".py", ".ipynb"))
+                )
+                if len(found) > _MOST_FILES:
+                    found = []
+                    break
+            self._files = found
+        return self._files
+
+    def fingerprint(self) -> bytes:
+        """What the project's files are now (names, sizes, times): a module's findings may
+        depend on any of them."""
+        parts = []
+        for path in self.files():
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            parts.append(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}")
+        return "\n".join(parts).encode()
+
+    def _text(self, path: Path) -> str:
+        """The file's text, read again once it changed (an editor's process lives long)."""
+        try:
+            stat = path.stat()
+            state = (stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            return ""
+        known = self._texts.get(path)
+        if known is None or known[0] != state:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            known = self._texts[path] = (state, text)
+        return known[1]
+
+    def _file_calls(self, path: Path) -> tuple[list[Call], _Lines]:
+        text = self._text(path)
+        key = (path, hash(text))
+        lines = _Lines(path, self.root, None)
+        if path.suffix == ".ipynb":
+            module, lines = _notebook_module(path, text, self.root)
+            text = module
+        if key not in self._calls:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError):
+                tree = ast.Module(body=[], type_ignores=[])
+            name = max(module_names(path, self.root), key=len, default="")
+            self._calls[key] = file_calls(tree, name)
+        return self._calls[key], lines
+
+    def promoted(self, module: Path, path: StalePath) -> StalePath | None:
+        """The hazard's path as a witness, when another file of the project takes it."""
+        steps = self.witness(
+            module,
+            [scope.qualified_name() for scope in path.changers],
+            [scope.qualified_name() for scope in path.callers],
+        )
+        from .timing import StalePath
+
+        return None if steps is None else StalePath(steps)
+
+    def witness(
+        self, module: Path, changers: list[str], callers: list[str]
+    ) -> tuple[WitnessStep, ...] | None:
+        """A stale path through the entry points of ``module`` that another file of the
+        project takes: it calls a caller, a changer, and a caller again in one driver, or a
+        changer and a caller in one loop, or (a function that does both) one twice or in a
+        loop."""
+        if not changers or not callers:
+            return None
+        names = module_names(module, self.root)
+        bare = {name.rsplit(".", 1)[-1] for name in (*changers, *callers)}
+        for path in self.files():
+            if path.resolve() == module.resolve():
+                continue
+            text = self._text(path)
+            if not any(name in text for name in bare):
+                continue
+            calls, lines = self._file_calls(path)
+            found = _stale_order(
+                [c for c in calls if c.module in names], set(changers), set(callers)
+            )
+            if found is not None:
+                return tuple(lines.step(role, call, again) for role, call, again in found)
+        return None
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """How a file's lines are shown: its path from the root, and for a notebook, its cells."""
+
+    path: Path
+    root: Path
+    cells: tuple[tuple[int, int], ...] | None  # (module line the cell starts at, cell number)
+
+    def step(self, role: Role, call: Call, again: str | None) -> WitnessStep:
+        shown = self.path.resolve().relative_to(self.root.resolve()).as_posix()
+        line = call.line
+        if self.cells:
+            start, number = max((c for c in self.cells if c[0] <= line), default=self.cells[0])
+            shown, line = f"{shown}:cell {number}", line - start + 1
+        return WitnessStep(role, line, call.column, via=call.name, again=again, path=shown)
+
+
+def _notebook_module(path: Path, text: str, root: Path) -> tuple[str, _Lines]:
+    """A notebook's code cells as one module, and where each cell starts in it."""
+    from ..files import Source
+    from ..notebook.reader import read_notebook
+
+    try:
+        notebook = read_notebook(Source(str(path), text, text.encode(), "utf-8"))
+    except Exception:  # noqa: BLE001 - a notebook that cannot be read has no callers
+        return "", _Lines(path, root, None)
+    cell_map = notebook.cell_map
+    cells = tuple(zip(cell_map.starts, cell_map.numbers, strict=True))
+    return notebook.module, _Lines(path, root, cells)
+
+
+def _stale_order(
+    calls: list[Call], changers: set[str], callers: set[str]
+) -> list[tuple[Role, Call, str | None]] | None:
+    """Trace, change and reuse among one file's calls of the module, in one driver."""
+    by_driver: dict[str, list[Call]] = {}
+    for call in sorted(calls, key=lambda c: (c.line, c.column)):
+        by_driver.setdefault(call.driver, []).append(call)
+    for driver_calls in by_driver.values():
+        uses = [c for c in driver_calls if c.name in callers]
+        changes = [c for c in driver_calls if c.name in changers]
+        for change in changes:
+            before = [u for u in uses if (u.line, u.column) < (change.line, change.column)]
+            after = [u for u in uses if (u.line, u.column) > (change.line, change.column)]
+            if before and after:
+                return [(Role.TRACE, before[0], None), (Role.CHANGE, change, None),
+                        (Role.REUSE, after[0], None)]  # fmt: skip
+            for use in uses:
+                shared = set(use.loops) & set(change.loops)
+                if shared and (use is not change or change.name in callers):
+                    again = f"next pass of the loop at line {max(shared)}"
+                    return [(Role.TRACE, use, None), (Role.CHANGE, change, None),
+                            (Role.REUSE, use, again)]  # fmt: skip
+        both = [c for c in changes if c.name in callers]
+        if len(both) > 1:
+            return [(Role.TRACE, both[0], None), (Role.CHANGE, both[0], None),
+                    (Role.REUSE, both[1], None)]  # fmt: skip
+    return None
+
+
+# One index a project and process: its files are walked once, each read and parsed once.
+_INDEXES: dict[Path, ProjectIndex] = {}
+
+
+def index_for(path: str) -> ProjectIndex | None:
+    """The index of the project the file belongs to; None for standard input (``-``), which
+    has no folder."""
+    if path in ("", "-", "stdin"):
+        return None
+    root = project_root(Path(path))
+    if root not in _INDEXES:
+        _INDEXES[root] = ProjectIndex(root)
+    return _INDEXES[root]
+
+
+def promoter(path: str, index: ProjectIndex | None) -> Callable[[StalePath], StalePath | None]:
+    """What gives the witness another module of the project shows for a path of the file."""
+    module = Path(path)
+    return lambda stale: None if index is None else index.promoted(module, stale)

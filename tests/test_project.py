@@ -1,0 +1,174 @@
+"""The project is the unit: a stale path through a module's entry points that another module of
+the project takes (a script, a notebook that star-imports the module) is a default finding,
+with that module's lines as its witness; one that nothing in the project takes stays an API
+hazard."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_jax_closure.analysis.project import ProjectIndex, module_names, project_root
+from flake8_jax_closure.cli import main
+
+TRAIN = """from functools import partial
+
+import jax
+
+LR = 0.1
+
+
+@jax.jit
+def step(x):
+    return x * LR
+
+
+def set_lr(value):
+    global LR
+    LR = value
+
+
+class Trainer:
+    def __init__(self):
+        self.scale = 1.0
+
+    @partial(jax.jit, static_argnums=0)
+    def fit(self, x):
+        return x * self.scale
+
+    def rescale(self, value):
+        self.scale = value
+"""
+STALE_SCRIPT = "from pkg.train import set_lr, step\n\nstep(1.0)\nset_lr(0.01)\nstep(1.0)\n"
+SET_UP_SCRIPT = "from pkg import train\n\ntrain.set_lr(0.01)\ntrain.step(1.0)\ntrain.step(2.0)\n"
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                 "source": source.splitlines(keepends=True)}
+                for source in cells
+            ],
+            "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        },
+        indent=1,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(TRAIN)
+    (tmp_path / "scripts").mkdir()
+    return tmp_path
+
+
+def _check(*argv: str) -> list[dict[str, object]]:
+    out = io.StringIO()
+    main(["check", "--format", "json", *argv], stdout=out, stderr=io.StringIO())
+    return list(json.loads(out.getvalue()))
+
+
+def test_a_script_of_the_project_is_the_witness(project: Path) -> None:
+    (project / "scripts" / "run.py").write_text(STALE_SCRIPT)
+    (finding,) = _check("--no-cache", str(project / "pkg" / "train.py"))
+    assert finding["code"] == "JC102" and finding["name"] == "LR"
+    assert [(s["path"], s["line"], s["role"], s["via"]) for s in finding["witness"]] == [  # type: ignore[union-attr]
+        ("scripts/run.py", 3, "trace", "step"),
+        ("scripts/run.py", 4, "change", "set_lr"),
+        ("scripts/run.py", 5, "reuse", "step"),
+    ]
+    assert str(finding["message"]).endswith(
+        "traced in scripts/run.py at line 3 in 'step()', changed in scripts/run.py at line 4 by "
+        "'set_lr()', reused in scripts/run.py at line 5 in 'step()'"
+    )
+
+
+def test_set_up_before_the_first_call_stays_a_hazard(project: Path) -> None:
+    (project / "scripts" / "run.py").write_text(SET_UP_SCRIPT)
+    train = str(project / "pkg" / "train.py")
+    assert _check("--no-cache", train) == []
+    codes = [f["code"] for f in _check("--no-cache", "--extend-select", "JC2", train)]
+    assert codes == ["JC202", "JC204"]
+
+
+def test_a_notebook_star_importing_the_module_is_the_witness(project: Path) -> None:
+    notebook = _notebook(
+        "from pkg.train import *\nt = Trainer()\n", "t.fit(1.0)\nt.rescale(2.0)\nt.fit(1.0)\n"
+    )
+    (project / "demo.ipynb").write_text(notebook)
+    (finding,) = _check("--no-cache", str(project / "pkg" / "train.py"))
+    assert finding["code"] == "JC104"
+    steps = finding["witness"]
+    assert [(s["path"], s["line"], s["role"]) for s in steps] == [  # type: ignore[union-attr]
+        ("demo.ipynb:cell 2", 1, "trace"),
+        ("demo.ipynb:cell 2", 2, "change"),
+        ("demo.ipynb:cell 2", 3, "reuse"),
+    ]
+
+
+def test_a_loop_in_another_module_is_the_witness(project: Path) -> None:
+    (project / "scripts" / "loop.py").write_text(
+        "import pkg.train as tr\n\n\ndef main():\n    for lr in (0.1, 0.01):\n"
+        "        tr.set_lr(lr)\n        tr.step(1.0)\n"
+    )
+    (finding,) = _check("--no-cache", str(project / "pkg" / "train.py"))
+    assert [(s["line"], s["role"], s["again"]) for s in finding["witness"]] == [  # type: ignore[union-attr]
+        (7, "trace", None),
+        (6, "change", None),
+        (7, "reuse", "next pass of the loop at line 5"),
+    ]
+
+
+def test_the_cache_follows_the_other_modules(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finding that depends on another file changes when that file does, in one process
+    (an editor's) as across runs."""
+    monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path / "cache"))
+    run = project / "scripts" / "run.py"
+    run.write_text(STALE_SCRIPT)
+    train = str(project / "pkg" / "train.py")
+    assert len(_check(train)) == 1
+    run.write_text(SET_UP_SCRIPT)
+    assert _check(train) == []
+    run.write_text(STALE_SCRIPT)
+    assert len(_check(train)) == 1
+
+
+def test_the_flake8_plugin_sees_the_project(project: Path) -> None:
+    (project / "scripts" / "run.py").write_text(STALE_SCRIPT)
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=JC", "pkg/train.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.stdout.count(": JC102 ") == 1
+    assert "traced in scripts/run.py at line 3" in completed.stdout
+
+
+def test_module_names_and_the_root(project: Path) -> None:
+    train = project / "pkg" / "train.py"
+    assert project_root(train) == project.resolve()
+    assert module_names(train, project) == {"pkg.train", "train"}
+    assert module_names(project / "pkg" / "__init__.py", project) == {"pkg"}
+
+
+def test_files_without_the_entry_points_are_never_parsed(project: Path) -> None:
+    (project / "scripts" / "other.py").write_text("import pkg.train\nprint('no calls here')\n")
+    (project / "scripts" / "broken.py").write_text("def broken(:\n")
+    index = ProjectIndex(project)
+    assert index.witness(project / "pkg" / "train.py", ["set_lr"], ["step"]) is None
+    assert not index._calls  # neither file names set_lr or step
