@@ -37,9 +37,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__, lsp_notebooks
+from .analysis.project import index_for, promoter
 from .config import ConfigCache, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
-from .analysis.project import index_for, promoter
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
 from .engine import with_edits_of as with_edits_for
 from .noqa import noqa_comment

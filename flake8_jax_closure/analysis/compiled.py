@@ -105,16 +105,18 @@ class CompiledFunctionFinder:
         names = self._spellings()
         return [*self._decorated(), *self._called(names)]
 
-    def bound_methods(self) -> Iterator[tuple[Scope, ast.Call, ast.Attribute, str]]:
+    def bound_methods(
+        self,
+    ) -> Iterator[tuple[Scope, ast.Call, ast.Attribute, str, tuple[ast.AST, ...]]]:
         """``jax.jit(self.step)``, ``jax.jit(model.step)``: (scope, call, ``self.step``,
-        transform) for every compile call of an attribute."""
-        for scope, call, _ in self._candidate_calls(self._spellings()):
+        transform, the loops around the call) for every compile call of an attribute."""
+        for scope, call, loops in self._candidate_calls(self._spellings()):
             callee = self.facts.qualified_name(scope, call.func)
             arguments = positional(call)
             if callee in self.compile_functions and arguments:
                 target = arguments[0]
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                    yield scope, call, target, callee
+                    yield scope, call, target, callee, loops
 
     def _spellings(self) -> set[str]:
         """The words a compile transform is written with here: ``jit``, and ``J`` after

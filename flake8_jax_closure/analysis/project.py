@@ -188,8 +188,12 @@ def _dotted(node: ast.expr) -> str | None:
 
 def module_names(path: Path, root: Path) -> frozenset[str]:
     """The dotted names the file may be imported by: every tail of its path under the root
-    (``src/pkg/train.py``: ``src.pkg.train``, ``pkg.train``, ``train``)."""
-    relative = path.resolve().relative_to(root.resolve()).with_suffix("")
+    (``src/pkg/train.py``: ``src.pkg.train``, ``pkg.train``, ``train``); a root that is a
+    package itself is named too (``jax/_src/api.py``: ``jax._src.api``)."""
+    base = root.resolve()
+    if (base / "__init__.py").exists():
+        base = base.parent
+    relative = path.resolve().relative_to(base).with_suffix("")
     parts = [p for p in relative.parts if p]
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
@@ -197,12 +201,16 @@ def module_names(path: Path, root: Path) -> frozenset[str]:
 
 
 def project_root(path: Path) -> Path:
-    """The nearest folder above the file holding a project marker, else the file's folder."""
+    """The nearest folder above the file holding a project marker; else the outermost package
+    the file is in (an installed package has no marker); else the file's folder."""
     folder = path.resolve().parent
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in _ROOT_MARKERS):
             return candidate
-    return folder
+    top = folder
+    while (top / "__init__.py").exists() and (top.parent / "__init__.py").exists():
+        top = top.parent
+    return top
 
 
 class ProjectIndex:
@@ -213,6 +221,7 @@ class ProjectIndex:
         self._files: list[Path] | None = None
         self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
         self._calls: dict[tuple[Path, int], list[Call]] = {}
+        self._fingerprint: bytes | None = None
 
     def files(self) -> list[Path]:
         if self._files is None:
@@ -229,8 +238,14 @@ class ProjectIndex:
         return self._files
 
     def fingerprint(self) -> bytes:
-        """What the project's files are now (names, sizes, times): a module's findings may
-        depend on any of them."""
+        """What the project's files are (names, sizes, times) as the index first saw them: a
+        module's findings may depend on any of them. A run starts with new indexes
+        (``forget_projects``), so each run sees the files as they are then."""
+        if self._fingerprint is None:
+            self._fingerprint = self._stat_all()
+        return self._fingerprint
+
+    def _stat_all(self) -> bytes:
         parts = []
         for path in self.files():
             try:
@@ -318,7 +333,9 @@ class _Lines:
     cells: tuple[tuple[int, int], ...] | None  # (module line the cell starts at, cell number)
 
     def step(self, role: Role, call: Call, again: str | None) -> WitnessStep:
-        shown = self.path.resolve().relative_to(self.root.resolve()).as_posix()
+        base = self.root.resolve()
+        base = base.parent if (base / "__init__.py").exists() else base
+        shown = self.path.resolve().relative_to(base).as_posix()
         line = call.line
         if self.cells:
             start, number = max((c for c in self.cells if c[0] <= line), default=self.cells[0])
@@ -371,6 +388,11 @@ def _stale_order(
 
 # One index a project and process: its files are walked once, each read and parsed once.
 _INDEXES: dict[Path, ProjectIndex] = {}
+
+
+def forget_projects() -> None:
+    """Start afresh: the next question walks each project again (a new run of a command)."""
+    _INDEXES.clear()
 
 
 def index_for(path: str) -> ProjectIndex | None:

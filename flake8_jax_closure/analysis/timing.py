@@ -162,7 +162,10 @@ def _after_definition(function: Scope, events: list[Event]) -> list[Event]:
 def _fresh(site: CompiledFunction) -> bool:
     """Whether each pass through the compile site makes an object with a new cache: a decorated
     ``def`` or a lambda is a new function; so is ``jax.jit(jax.grad(f))`` (``grad`` makes a
-    new function); ``jax.jit(f)`` shares ``f``'s cache unless ``f`` is made in the same loops."""
+    new function); ``jax.jit(f)`` shares ``f``'s cache unless ``f`` is made in the same loops.
+    ``jax.jit(model.apply)`` in a loop makes a new wrapper of a bound method in each pass,
+    which JAX traces again (checked on an object made in each pass, and on one kept across
+    passes)."""
     if site.form is Form.DECORATOR or isinstance(site.function, ast.Lambda):
         return True
     call = site.site

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.project import ProjectIndex, index_for, promoter
+from ..analysis.project import ProjectIndex, forget_projects, index_for, promoter
 from ..cache import FindingsCache
 from ..diagnostics import Finding
 from ..diffs import python_lines, unified_diff
@@ -244,6 +244,7 @@ def run_all(
 
     A check answered from the cache is answered here: starting workers costs more than reading
     every cached answer, and a run where nothing changed starts none."""
+    forget_projects()  # the project's files as they are now, not as an earlier run saw them
     answered: dict[int, FileResult] = {}
     cache = kwargs.get("cache")
     if work is check_file and cache is not None:

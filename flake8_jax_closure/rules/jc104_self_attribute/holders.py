@@ -47,13 +47,18 @@ class HolderFinder:
                     yield cls, Holder(site, method, self_name, static_self=True)
             else:
                 yield cls, Holder(site, method, self_name)
-        for scope, call, target, transform in self.finder.bound_methods():
-            found = self._bound_method(scope, call, target, transform)
+        for scope, call, target, transform, loops in self.finder.bound_methods():
+            found = self._bound_method(scope, call, target, transform, loops)
             if found is not None:
                 yield found
 
     def _bound_method(
-        self, scope: Scope, call: ast.Call, target: ast.Attribute, transform: str
+        self,
+        scope: Scope,
+        call: ast.Call,
+        target: ast.Attribute,
+        transform: str,
+        loops: tuple[ast.AST, ...],
     ) -> tuple[ClassFacts, Holder] | None:
         """``jax.jit(self.compute)`` or ``jax.jit(obj.compute)``: the method, with its class."""
         assert isinstance(target.value, ast.Name)
@@ -64,7 +69,7 @@ class HolderFinder:
         self_name = method_self_name(method) if method is not None else None
         if method is None or self_name is None:
             return None
-        probe = self.finder.call_form(scope, call, method.node, (transform, call), ())  # type: ignore[arg-type]
+        probe = self.finder.call_form(scope, call, method.node, (transform, call), loops)  # type: ignore[arg-type]
         return cls, Holder(probe, method, self_name, bound_method=True)
 
     def _class_of(self, scope: Scope, name: str, at: tuple[int, int]) -> ClassFacts | None:
