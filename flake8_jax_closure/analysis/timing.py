@@ -223,16 +223,6 @@ class StalePath:
         return bool(self.steps)
 
 
-def stale_after(
-    graph: CallGraph,
-    life: CompiledLife,
-    change: Reach,
-    varies: bool = True,
-    retraced_by_shape: bool = True,
-) -> bool:
-    return stale_path(graph, life, change, varies, retraced_by_shape) is not None
-
-
 def stale_path(
     graph: CallGraph,
     life: CompiledLife,

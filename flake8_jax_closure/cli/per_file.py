@@ -132,7 +132,7 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            promote = None if from_stdin else _Consulted(path, index_for(path))
+            promote = None if from_stdin else promoter(path, index_for(path))
             outcome = fix_source(source.text, settings, lazy=run.lazy, promote=promote)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
