@@ -31,7 +31,8 @@ from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
-from .facts.model import Pos, Scope, ScopeKind
+from .facts.model import BindingKind, Pos, Scope, ScopeKind
+from .facts.queries import Facts
 from .shapes import Shape, call_shapes
 
 
@@ -272,7 +273,11 @@ def stale_path(
             continue
         for same_object in _by_object(here):
             if _sequence(event, same_object, module_outside) and not (
-                retraced_by_shape and _traced_anew(graph, event, same_object)
+                retraced_by_shape
+                and (
+                    _traced_anew(graph, event, same_object)
+                    or _new_argument_types(graph, event, same_object)
+                )
             ):
                 witness = _sequence_witness(graph, event, same_object)
                 if witness is not None:
@@ -439,6 +444,47 @@ def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
             return False
         (before if use.at < change.at else after).add(shapes)
     return bool(after) and not after & before
+
+
+def _new_argument_types(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
+    """Every call after the change passes an object of a class defined again since the calls
+    before it (a notebook cell defining ``class Config`` run again, then ``step(Config())``):
+    a new class is a new pytree type, or a new static value, so JAX traces again."""
+    facts = graph.facts
+    before = [u.at for u in uses if u.at < change.at]
+    after = [u for u in uses if u.at > change.at]
+    if not before or not after:
+        return False
+    traced = max(before)
+    for use in after:
+        call = facts.parent(use.node) if use.node is not None else None
+        if use.kind is not EventKind.RUN or use.via is not None or not isinstance(call, ast.Call):
+            return False
+        if not any(
+            _made_from_new_class(facts, use.driver, argument, traced, use.at)
+            for argument in (*call.args, *(k.value for k in call.keywords))
+        ):
+            return False
+    return True
+
+
+def _made_from_new_class(facts: Facts, driver: Scope, value: ast.expr, since: Pos, at: Pos) -> bool:
+    """``Config(...)``, or a name last bound to one before ``at``, where ``Config`` is a class
+    the driver defines (again) between ``since`` and ``at``."""
+    if isinstance(value, ast.Name):
+        owner = facts.resolve(driver, value.id)
+        bound = [b for b in facts.bindings_of(owner, value.id) if b.scope is driver and b.at < at]
+        if not bound:
+            return False
+        value = max(bound, key=lambda b: b.at).value  # type: ignore[assignment]
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return False
+    name = value.func.id
+    owner = facts.resolve(driver, name)
+    return any(
+        b.kind is BindingKind.CLASS and b.scope is driver and since < b.at < at
+        for b in facts.bindings_of(owner, name)
+    )
 
 
 def _before_home(graph: CallGraph, event: Event, home: Scope) -> bool:
