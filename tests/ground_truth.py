@@ -14,6 +14,7 @@ records JAX's verdicts so the linter can be compared with all of them in the fas
 the slow test runs every program again under JAX and checks the record.
 
     python tests/ground_truth.py --record     # run all programs under JAX, rewrite the record
+    python tests/ground_truth.py --record --new  # run only the programs the record lacks
     python tests/ground_truth.py --show LABEL # print one program
 """
 
@@ -69,6 +70,9 @@ class Capture:
 def _global_function(body: str) -> str:
     return f"@jax.jit\ndef fast(x):\n    return {body}\n"
 
+
+# Imported where a program uses it: the other programs run without Flax.
+_NNX = "from flax import nnx\n\n"
 
 _MODEL = (
     "class Model:\n    def __init__(self, mul):\n        self.mul = mul\n\n"
@@ -253,6 +257,41 @@ CAPTURES: tuple[Capture, ...] = (
         "        self.step = jax.jit(lambda x: x * self.lr)\n\n\ntrainer = Trainer(1.0)\n",
         "trainer.step({x})",
         "trainer.lr = {v}",
+    ),
+    # Flax NNX's ``nnx.jit`` caches its trace like ``jax.jit``, also through ``nnx.grad`` and
+    # ``nnx.value_and_grad``, inside the compiled body or wrapped by it.
+    Capture(
+        "nnx-jit-global",
+        _NNX + "VALUE = 1.0\n\n\n@nnx.jit\ndef fast(x):\n    return x * VALUE\n\n\n"
+        "def set_value(v):\n    global VALUE\n    VALUE = v\n",
+        "fast({x})",
+        "set_value({v})",
+    ),
+    Capture(
+        "nnx-jit-closure-nonlocal",
+        _NNX + "def build():\n    value = 1.0\n\n    @nnx.jit\n"
+        "    def fast(x):\n        return x * value\n"
+        "\n    def set_value(v):\n        nonlocal value\n        value = v\n\n"
+        "    return fast, set_value\n\n\nfast, set_value = build()\n",
+        "fast({x})",
+        "set_value({v})",
+        redefinable=False,
+    ),
+    Capture(
+        "nnx-jit-grad-inside",
+        _NNX + "VALUE = 1.0\n\n\ndef loss(x):\n    return jnp.sum(x * x) * VALUE\n\n\n"
+        "@nnx.jit\ndef fast(x):\n    return nnx.grad(loss)(x)\n\n\n"
+        "def set_value(v):\n    global VALUE\n    VALUE = v\n",
+        "fast({x})",
+        "set_value({v})",
+    ),
+    Capture(
+        "nnx-jit-value-and-grad-wrapped",
+        _NNX + "VALUE = 1.0\n\n\ndef loss(x):\n    return jnp.sum(x * x) * VALUE\n\n\n"
+        "fast = nnx.jit(nnx.value_and_grad(loss))\n\n\n"
+        "def set_value(v):\n    global VALUE\n    VALUE = v\n",
+        "fast({x})[1]",
+        "set_value({v})",
     ),
 )
 
@@ -804,6 +843,46 @@ x = jnp.arange(3.0)
 show(outer(x))
 """
 
+# A global rebound at module level between ``nnx.jit`` calls, and Flax's other spellings.
+_NNX_GLOBAL = """
+from flax import nnx
+
+SCALE = 1.0
+
+
+@nnx.jit
+def fast(x):
+    return x * SCALE
+
+
+@nnx.jit(static_argnums=1)
+def power(x, k):
+    return x**k * SCALE
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_NNX_IMPORTED_JIT = """
+import flax.nnx
+from flax.nnx import jit
+
+SCALE = 1.0
+
+
+@partial(jit, static_argnums=1)
+def fast(x, power):
+    return x**power * SCALE
+
+
+slow = flax.nnx.jit(lambda x: x * SCALE)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
 
 def scenarios() -> Iterator[Program]:
     yield _scenario("lazy-init--fit-once", _LAZY + "show(est.predict(x))\n", False)
@@ -912,6 +991,26 @@ def scenarios() -> Iterator[Program]:
     yield _scenario(
         "nested-jit-closure--set-after", _NESTED_CLOSURE + "set_scale(2.0)\nshow(outer(x))\n", True
     )
+    yield _scenario(
+        "nnx-jit--rebound-between-calls",
+        _NNX_GLOBAL + "show(fast(x))\nshow(power(x, 2))\nSCALE = 2.0\nshow(power(x, 2))\n",
+        True,
+    )
+    yield _scenario(
+        "nnx-jit--rebound-before-first-call",
+        _NNX_GLOBAL + "SCALE = 2.0\nshow(fast(x))\nshow(power(x, 2))\nshow(fast(x))\n",
+        False,
+    )
+    yield _scenario(
+        "nnx-jit--imported-jit-rebound",
+        _NNX_IMPORTED_JIT + "show(fast(x, 1))\nshow(slow(x))\nSCALE = 2.0\nshow(slow(x))\n",
+        True,
+    )
+    yield _scenario(
+        "nnx-jit--imported-jit-rebound-first",
+        _NNX_IMPORTED_JIT + "SCALE = 2.0\nshow(fast(x, 1))\nshow(slow(x))\nshow(fast(x, 1))\n",
+        False,
+    )
 
 
 def programs() -> list[Program]:
@@ -970,6 +1069,9 @@ def load_record() -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--record", action="store_true")
+    parser.add_argument(
+        "--new", action="store_true", help="with --record: run only programs the record lacks"
+    )
     parser.add_argument("--show")
     args = parser.parse_args()
     by_label = {p.label: p for p in programs()}
@@ -977,10 +1079,16 @@ def main() -> None:
         print(by_label[args.show].source)
         return
     if args.record:
-        outputs = run_under_jax(list(by_label.values()))
-        record = {label: verdict(outputs[label]) for label in by_label}
+        # Keeping the verdicts of programs already recorded saves running all of them again
+        # after adding a few; labels no longer generated are dropped.
+        kept = load_record() if args.new and RECORD.exists() else {}
+        kept = {label: found for label, found in kept.items() if label in by_label}
+        outputs = run_under_jax([p for label, p in by_label.items() if label not in kept])
+        record = {label: kept.get(label) or verdict(outputs[label]) for label in by_label}
         RECORD.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         for label, found in record.items():
+            if label in kept:
+                continue
             if found == "error":
                 print("error:", label, outputs[label], file=sys.stderr)
             elif (found == "stale") != by_label[label].intended_stale:

@@ -13,6 +13,11 @@ COMPILE_FUNCTIONS: frozenset[str] = frozenset(
         "jax.experimental.pjit.pjit",
         "equinox.filter_jit",
         "equinox.filter_pmap",
+        # Flax NNX and linen wrap ``jax.jit`` and ``jax.pmap``: a global read by the function
+        # stays baked into the trace after a rebinding, as with JAX's own.
+        "flax.nnx.jit",
+        "flax.nnx.pmap",
+        "flax.linen.jit",
     }
 )
 
@@ -34,6 +39,14 @@ PASSTHROUGH_TRANSFORMS: frozenset[str] = frozenset(
         "equinox.filter_value_and_grad",
         "equinox.filter_vmap",
         "equinox.filter_checkpoint",
+        # NNX's versions of the above; ``shard_map`` alone reads a rebound global again at each
+        # call, inside ``nnx.jit`` it is traced (and cached) with the compiled function.
+        "flax.nnx.grad",
+        "flax.nnx.value_and_grad",
+        "flax.nnx.vmap",
+        "flax.nnx.remat",
+        "flax.nnx.scan",
+        "flax.nnx.shard_map",
         "functools.partial",
         "functools.wraps",
     }

@@ -20,6 +20,12 @@ from .uses import UsePlanner
 
 # Transforms that map keyword arguments over their leading axis: a lifted value would be batched.
 _MAPS_KEYWORDS = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap", "equinox.filter_pmap"})
+# Transforms that cannot pass keyword arguments at all: Flax NNX's transforms other than ``jit``
+# raise a TypeError for the keyword-only parameters a lifted value would become.
+_REFUSES_KEYWORDS = frozenset(
+    {"flax.nnx.vmap", "flax.nnx.pmap", "flax.nnx.grad", "flax.nnx.value_and_grad",
+     "flax.nnx.remat", "flax.nnx.scan", "flax.nnx.shard_map"}
+)  # fmt: skip
 # Statements a compiled object passed on directly can be bound before.
 _SIMPLE_STATEMENTS = (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 # Attributes of a compiled object that a plain wrapper does not have.
@@ -67,11 +73,21 @@ class SiteChecker:
                     f"{site.transform} maps keyword arguments over their leading axis; pass the "
                     "value as a positional argument with in_axes=None instead"
                 )
+            elif site.transform in _REFUSES_KEYWORDS:
+                raise NoFix(
+                    f"{site.transform} takes no keyword arguments; pass the value as a "
+                    "positional argument with in_axes=None instead"
+                )
             for transform in self._wrapped_transforms(site):
                 if transform in _MAPS_KEYWORDS:
                     raise NoFix(
                         f"{transform} under {site.transform} would map the lifted values over "
                         "their leading axis"
+                    )
+                if transform in _REFUSES_KEYWORDS:
+                    raise NoFix(
+                        f"{transform} under {site.transform} takes no keyword arguments for the "
+                        "lifted values"
                     )
             if site.transform == "jax.experimental.pjit.pjit" and site.transform_call is not None:
                 if any(k.arg == "in_shardings" for k in site.transform_call.keywords):
