@@ -21,6 +21,10 @@ COMPILE_FUNCTIONS: frozenset[str] = frozenset(
     }
 )
 
+# Compile transforms whose every wrapper has a cache of its own: ``nnx.jit(f)`` made again on
+# the same ``f`` traces afresh, where ``jax.jit(f)`` shares ``f``'s cache with earlier wrappers.
+OWN_CACHE_TRANSFORMS: frozenset[str] = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
+
 # Transforms that wrap a function without caching a trace of their own; compiling the wrapper
 # compiles (and caches) the wrapped function.
 PASSTHROUGH_TRANSFORMS: frozenset[str] = frozenset(

@@ -33,6 +33,7 @@ from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
+from .names import OWN_CACHE_TRANSFORMS
 from .shapes import Shape, call_shapes
 
 
@@ -68,6 +69,12 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     direct = list(graph.compiled_events(sites))
     fresh = all(_fresh(site) for site in sites)
     maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
+    if (
+        first.transform in OWN_CACHE_TRANSFORMS
+        and maker.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA)
+        and not _memoised(graph, maker)
+    ):
+        home = maker  # each run of the code making the wrapper makes a new cache
     reach = graph.propagate(direct, home)
     if len(sites) == 1 and first.bound_name is not None:
         reach.events = _while_named(graph, first, reach.events, maker, made_at, made_loops, fresh)
@@ -167,7 +174,11 @@ def _fresh(site: CompiledFunction) -> bool:
     ``jax.jit(model.apply)`` in a loop makes a new wrapper of a bound method in each pass,
     which JAX traces again (checked on an object made in each pass, and on one kept across
     passes)."""
-    if site.form is Form.DECORATOR or isinstance(site.function, ast.Lambda):
+    if (
+        site.form is Form.DECORATOR
+        or isinstance(site.function, ast.Lambda)
+        or site.transform in OWN_CACHE_TRANSFORMS
+    ):
         return True
     call = site.site
     argument = call.args[0] if isinstance(call, ast.Call) and call.args else None
