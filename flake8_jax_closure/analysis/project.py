@@ -17,6 +17,7 @@ point, and parsed once per content.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -203,7 +204,12 @@ def module_names(path: Path, root: Path) -> frozenset[str]:
 def project_root(path: Path) -> Path:
     """The nearest folder above the file holding a project marker; else the outermost package
     the file is in (an installed package has no marker); else the file's folder."""
-    folder = path.resolve().parent
+    return _root_of_folder(path.resolve().parent)
+
+
+@functools.lru_cache(maxsize=4096)
+def _root_of_folder(folder: Path) -> Path:
+    # Asked once per folder: a run over a project asks for every file of it.
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in _ROOT_MARKERS):
             return candidate

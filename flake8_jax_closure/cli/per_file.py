@@ -60,8 +60,14 @@ class _Consulted:
         return None if self.promote is None else self.promote(stale)
 
 
-def _fingerprint(project: ProjectIndex | None) -> Callable[[], bytes] | None:
-    return None if project is None else project.fingerprint
+def _fingerprint(path: str) -> Callable[[], bytes]:
+    """What the project's files are, asked only for an answer that looked at them."""
+
+    def fingerprint() -> bytes:
+        project = index_for(path)
+        return b"" if project is None else project.fingerprint()
+
+    return fingerprint
 
 
 def check_file(
@@ -80,14 +86,14 @@ def check_file(
             notebook = read_notebook(source)
             text, result.cells = notebook.module, notebook.cell_map
         store = FindingsCache(cache) if cache is not None else None
-        project = index_for(path)
         key = store.key(source.raw, settings, run) if store is not None else ""
-        cached = store.get(key, _fingerprint(project)) if store is not None else None
+        cached = store.get(key, _fingerprint(path)) if store is not None else None
         if cached is not None:
             result.findings = cached
             return result
         from ..engine import SourceSyntaxError, check_source
 
+        project = index_for(path)
         consulted = _Consulted(path, project)
         try:
             result.findings = check_source(
@@ -227,7 +233,7 @@ def answered_from_cache(
     except SourceError:
         return None
     store = FindingsCache(cache)
-    cached = store.get(store.key(source.raw, settings, run), _fingerprint(index_for(path)))
+    cached = store.get(store.key(source.raw, settings, run), _fingerprint(path))
     if cached is None:
         return None
     return FileResult(path, findings=cached, unsafe_fixes=settings.unsafe_fixes, cells=cells)
