@@ -352,10 +352,8 @@ def language_server_latency(path: Path, rounds: int) -> tuple[float, float]:
 def notebook_cell_latency(cells: list[str], folder: Path, rounds: int) -> float:
     """Median seconds from a notebook cell's ``didChange`` to the diagnostics of every code
     cell, in a notebook of ``cells`` cells opened as an editor does (LSP 3.17 notebooks)."""
-    from lsprotocol import types
-
     sys.path.insert(0, str(ROOT / "tests"))
-    from lsp_session import close, start
+    from lsp_session import change_cell, close, open_notebook, start
 
     expected = sum(code.count("set_scale_") // 2 for code in cells)
 
@@ -364,51 +362,11 @@ def notebook_cell_latency(cells: list[str], folder: Path, rounds: int) -> float:
         changed: list[float] = []
         for number in range(rounds + 1):  # the first round warms the server's imports
             uri = (folder / f"cells_{number}.ipynb").as_uri()
-            client.notebook_document_did_open(
-                types.DidOpenNotebookDocumentParams(
-                    notebook_document=types.NotebookDocument(
-                        uri=uri,
-                        notebook_type="jupyter-notebook",
-                        version=1,
-                        cells=[
-                            types.NotebookCell(
-                                kind=types.NotebookCellKind.Code, document=f"{uri}#c{i}"
-                            )
-                            for i in range(len(cells))
-                        ],
-                    ),
-                    cell_text_documents=[
-                        types.TextDocumentItem(
-                            uri=f"{uri}#c{i}", language_id="python", version=1, text=code
-                        )
-                        for i, code in enumerate(cells)
-                    ],
-                )
-            )
+            open_notebook(client, uri, [("code", code) for code in cells])
             await _diagnostics_of(published, len(cells), expected)
             began = time.perf_counter()
             edited = len(cells) // 2
-            client.notebook_document_did_change(
-                types.DidChangeNotebookDocumentParams(
-                    notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
-                    change=types.NotebookDocumentChangeEvent(
-                        cells=types.NotebookDocumentCellChanges(
-                            text_content=[
-                                types.NotebookDocumentCellContentChanges(
-                                    document=types.VersionedTextDocumentIdentifier(
-                                        uri=f"{uri}#c{edited}", version=2
-                                    ),
-                                    changes=[
-                                        types.TextDocumentContentChangeWholeDocument(
-                                            text=cells[edited] + "\n"
-                                        )
-                                    ],
-                                )
-                            ]
-                        )
-                    ),
-                )
-            )
+            change_cell(client, uri, edited, cells[edited] + "\n")
             await _diagnostics_of(published, len(cells), expected)
             changed.append(time.perf_counter() - began)
         await close(client)

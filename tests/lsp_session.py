@@ -42,6 +42,58 @@ def open_text(client: LanguageClient, uri: str, text: str) -> None:
     )
 
 
+def open_notebook(client: LanguageClient, uri: str, cells: list[tuple[str, str]]) -> None:
+    """Open a notebook document of (kind, text) cells, as an editor does (LSP 3.17): each
+    cell a text document ``uri#cN``."""
+    kinds = {"code": types.NotebookCellKind.Code}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(
+                        kind=kinds.get(kind, types.NotebookCellKind.Markup),
+                        document=f"{uri}#c{i}",
+                    )
+                    for i, (kind, _) in enumerate(cells)
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(
+                    uri=f"{uri}#c{i}",
+                    language_id="python" if kind == "code" else "markdown",
+                    version=1,
+                    text=text,
+                )
+                for i, (kind, text) in enumerate(cells)
+            ],
+        )
+    )
+
+
+def change_cell(client: LanguageClient, uri: str, cell: int, text: str) -> None:
+    """Replace the text of one cell of an open notebook."""
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(
+                                uri=f"{uri}#c{cell}", version=2
+                            ),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+
+
 async def close(client: LanguageClient) -> None:
     await client.shutdown_async(None)
     client.exit(None)

@@ -12,7 +12,7 @@ import pytest
 from fixture_support import FIXTURES
 
 pytest.importorskip("pygls")
-from lsp_session import close, start  # noqa: E402
+from lsp_session import change_cell, close, open_notebook, start  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from test_lsp import actions_request, apply_edits  # noqa: E402
 
@@ -25,32 +25,6 @@ def _cells(path: Path) -> list[tuple[str, str]]:
         (cell["cell_type"], "".join(cell["source"]))
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
     ]
-
-
-def _open(uri: str, cells: list[tuple[str, str]]) -> types.DidOpenNotebookDocumentParams:
-    kinds = {"code": types.NotebookCellKind.Code}
-    return types.DidOpenNotebookDocumentParams(
-        notebook_document=types.NotebookDocument(
-            uri=uri,
-            notebook_type="jupyter-notebook",
-            version=1,
-            cells=[
-                types.NotebookCell(
-                    kind=kinds.get(kind, types.NotebookCellKind.Markup), document=f"{uri}#c{i}"
-                )
-                for i, (kind, _) in enumerate(cells)
-            ],
-        ),
-        cell_text_documents=[
-            types.TextDocumentItem(
-                uri=f"{uri}#c{i}",
-                language_id="python" if kind == "code" else "markdown",
-                version=1,
-                text=text,
-            )
-            for i, (kind, text) in enumerate(cells)
-        ],
-    )
 
 
 async def _published(
@@ -68,7 +42,7 @@ async def _session(tmp_path: Path) -> dict[str, Any]:
     cells = _cells(NOTEBOOK)
     code = [i for i, (kind, _) in enumerate(cells) if kind == "code"]
     client, published = await start()
-    client.notebook_document_did_open(_open(uri, cells))
+    open_notebook(client, uri, cells)
     opened = await _published(published, len(code))
     (diagnostic,) = opened[f"{uri}#c2"]
     cell_uri = f"{uri}#c2"
@@ -82,27 +56,7 @@ async def _session(tmp_path: Path) -> dict[str, Any]:
         )
     )
     # The change goes: the last cell no longer rebinds SCALE.
-    client.notebook_document_did_change(
-        types.DidChangeNotebookDocumentParams(
-            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
-            change=types.NotebookDocumentChangeEvent(
-                cells=types.NotebookDocumentCellChanges(
-                    text_content=[
-                        types.NotebookDocumentCellContentChanges(
-                            document=types.VersionedTextDocumentIdentifier(
-                                uri=f"{uri}#c5", version=2
-                            ),
-                            changes=[
-                                types.TextDocumentContentChangeWholeDocument(
-                                    text="print(scaled(jnp.ones(2)))"
-                                )
-                            ],
-                        )
-                    ]
-                )
-            ),
-        )
-    )
+    change_cell(client, uri, 5, "print(scaled(jnp.ones(2)))")
     changed = await _published(published, len(code))
     await close(client)
     return {"uri": uri, "cells": cells, "opened": opened, "quick": quick, "hover": hover,
