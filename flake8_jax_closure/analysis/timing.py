@@ -276,10 +276,12 @@ def stale_path(
         if event.kind is EventKind.ESCAPE:
             # The function making the change is handed on: whoever holds it may run it at any
             # time, which the code does not show.
-            if module_outside or any(u.kind is EventKind.ESCAPE for u in here):
-                hazard = hazard or _hazard(uses, change, (event,))
             after = [u for u in here if u.at > event.at]
-            if after and (len(here) > 1 or any(u.loops for u in after)):
+            if (
+                module_outside
+                or any(u.kind is EventKind.ESCAPE for u in here)
+                or (after and (len(here) > 1 or any(u.loops for u in after)))
+            ):
                 hazard = hazard or _hazard(uses, change, (event,))
             continue
         for same_object in _by_object(here):
