@@ -1,7 +1,8 @@
 """Language server over stdio (pygls).
 
-Diagnostics on open, change (debounced: a burst of keystrokes is analysed once, and work for an
-outdated version is dropped) and save, computed without edits (no libcst). Code actions are
+Diagnostics on open, change (a change after a pause is analysed at once; a burst of keystrokes
+is analysed once, after a short quiet period, and work for an outdated version is dropped) and
+save, computed without edits (no libcst). Code actions are
 computed when asked, for the requested range only: a quick fix per fixable finding, an "ignore
 with ``# noqa``" action, and a ``source.fixAll.flake8-jax-closure`` action. Hover explains a
 finding. Diagnostics point at the line where the value changes (related information) and link
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,9 @@ from .settings import Settings
 
 SOURCE = "flake8-jax-closure"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
-# Keystrokes closer than this are analysed once, for the last text; a pause longer than it
-# (a person reading) gets diagnostics within the budget of 100 ms.
+# Keystrokes closer than this are analysed once, for the last text. A change that comes after a
+# longer pause (a person reading, then editing) is analysed at once: waiting would only add to
+# the 100 ms an editor can take before the diagnostics feel late.
 DEBOUNCE_SECONDS = 0.03
 _RULE_PAGES = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
@@ -79,7 +82,11 @@ class JaxClosureServer(LanguageServer):
         self.overrides = Overrides()
         self.configs: ConfigCache | None = None
         self._shown_errors: set[str] = set()
-        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._pending: dict[str, asyncio.Handle] = {}
+        # What each notebook's cells were last sent: (the cell's text, its diagnostics).
+        self.sent_to_cells: dict[str, dict[str, tuple[str | None, list[types.Diagnostic]]]] = {}
+        # When each document last changed or was last analysed after a change.
+        self._last_change: dict[str, float] = {}
         # The last analysis of each document: code actions and hover ask about the text the
         # diagnostics were computed on, and reuse it.
         self._analyses: dict[str, tuple[str, Settings, Analysis | None]] = {}
@@ -135,6 +142,7 @@ class JaxClosureServer(LanguageServer):
 
     def drop_analysis(self, uri: str) -> None:
         self._analyses.pop(uri, None)
+        self._last_change.pop(uri, None)
 
     def findings(
         self, uri: str, *, edits_in: types.Range | None = None, with_edits: bool = False
@@ -174,11 +182,31 @@ class JaxClosureServer(LanguageServer):
         if pending is not None:
             pending.cancel()
 
-    def publish_soon(self, uri: str, version: int | None) -> None:
-        """Analyse after a short quiet period; a newer change replaces the pending run."""
-        self.forget(uri)
+    def after_change(self, uri: str, publish: Callable[[], None]) -> None:
+        """Run ``publish`` for a changed document: at once after a pause, or once a burst of
+        changes has been quiet for ``DEBOUNCE_SECONDS``. A newer change replaces a pending run;
+        ``publish`` itself drops a run whose version is outdated."""
         loop = asyncio.get_running_loop()
-        self._pending[uri] = loop.call_later(DEBOUNCE_SECONDS, self.publish, uri, version)
+        now = loop.time()
+        # A change that comes soon after the last change or the last analysis is part of a
+        # burst: changes that queued up while an analysis ran count as one burst.
+        bursting = uri in self._pending or now - self._last_change.get(uri, -1.0) < DEBOUNCE_SECONDS
+        self._last_change[uri] = now
+        self.forget(uri)
+
+        def run() -> None:
+            self._pending.pop(uri, None)
+            publish()
+            self._last_change[uri] = loop.time()
+
+        if bursting:
+            self._pending[uri] = loop.call_later(DEBOUNCE_SECONDS, run)
+        else:
+            # After the handler returns, so that a change already read is seen first.
+            self._pending[uri] = loop.call_soon(run)
+
+    def publish_soon(self, uri: str, version: int | None) -> None:
+        self.after_change(uri, lambda: self.publish(uri, version))
 
 
 server = JaxClosureServer()

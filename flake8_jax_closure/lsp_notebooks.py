@@ -13,7 +13,6 @@ files only.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -133,7 +132,11 @@ def diagnostic(view: NotebookView, finding: Finding) -> types.Diagnostic:
 
 
 def publish(ls: JaxClosureServer, uri: str, version: int | None = None) -> None:
-    """Diagnostics for every code cell of the notebook (none for a cell clears its old ones)."""
+    """Diagnostics for the code cells of the notebook (none for a cell clears its old ones).
+
+    A cell is sent only when its diagnostics or its text changed since they were last sent:
+    an editor keeps a document's diagnostics until they are replaced, and resending those of
+    two hundred cells for an edit of one would take longer than the analysis."""
     ls.forget(uri)
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None or (version is not None and notebook.version != version):
@@ -142,22 +145,25 @@ def publish(ls: JaxClosureServer, uri: str, version: int | None = None) -> None:
     per_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in _code_cell_uris(view)}
     for finding in findings_of(ls, view):
         per_cell.setdefault(view.cell_uri(finding.line), []).append(diagnostic(view, finding))
+    sent = ls.sent_to_cells.get(uri, {})
+    now: dict[str, tuple[str | None, list[types.Diagnostic]]] = {}
     for cell_uri, diagnostics in per_cell.items():
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics)
-        )
+        document = ls.workspace.text_documents.get(cell_uri)
+        now[cell_uri] = (None if document is None else document.source, diagnostics)
+        if sent.get(cell_uri) != now[cell_uri]:
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics)
+            )
+    ls.sent_to_cells[uri] = now
 
 
 def publish_soon(ls: JaxClosureServer, uri: str, version: int) -> None:
-    from .lsp import DEBOUNCE_SECONDS
-
-    ls.forget(uri)
-    loop = asyncio.get_running_loop()
-    ls._pending[uri] = loop.call_later(DEBOUNCE_SECONDS, publish, ls, uri, version)
+    ls.after_change(uri, lambda: publish(ls, uri, version))
 
 
 def clear(ls: JaxClosureServer, params: types.DidCloseNotebookDocumentParams) -> None:
     ls.forget(params.notebook_document.uri)
+    ls.sent_to_cells.pop(params.notebook_document.uri, None)
     ls.drop_analysis(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.text_document_publish_diagnostics(

@@ -241,3 +241,38 @@ def test_initialize_imports_the_rewrite_in_the_background() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
+
+
+def test_a_change_after_a_pause_is_analysed_at_once_and_a_burst_waits() -> None:
+    """The first change after a pause is published on the next turn of the loop; changes soon
+    after it, or soon after its analysis, wait for a quiet period and are analysed once."""
+    from flake8_jax_closure.lsp import DEBOUNCE_SECONDS, JaxClosureServer
+
+    async def run_session() -> list[tuple[str, float]]:
+        server = JaxClosureServer()
+        loop = asyncio.get_running_loop()
+        runs: list[tuple[str, float]] = []
+        began = loop.time()
+
+        def publish(name: str) -> Any:
+            return lambda: runs.append((name, loop.time() - began))
+
+        server.after_change("file:///m.py", publish("first"))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert runs == [("first", runs[0][1])] and runs[0][1] < DEBOUNCE_SECONDS
+        for number in range(5):  # right after the analysis: a burst
+            server.after_change("file:///m.py", publish(f"burst {number}"))
+        server.after_change("file:///other.py", publish("other"))  # another document: at once
+        await asyncio.sleep(0)
+        await asyncio.sleep(DEBOUNCE_SECONDS * 4)
+        await asyncio.sleep(DEBOUNCE_SECONDS * 2)  # a pause
+        server.after_change("file:///m.py", publish("after a pause"))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return runs
+
+    runs = asyncio.run(run_session())
+    names = [name for name, _ in runs]
+    assert names == ["first", "other", "burst 4", "after a pause"]
+    assert dict(runs)["burst 4"] >= DEBOUNCE_SECONDS
