@@ -1021,6 +1021,9 @@ def programs() -> list[Program]:
         if capture.redefinable or not shape.needs_redefinable
     ]
     found.extend(scenarios())
+    from ground_truth_families import families  # beside this module; it imports _scenario
+
+    found.extend(families())
     return found
 
 

@@ -26,7 +26,24 @@ PROGRAMS = programs()
 RECORD = load_record()
 # Where the linter and JAX still disagree, and why; each must keep failing (strict), so that
 # a change that closes a gap has to remove it from here.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    "vmap-after--new-example-shape": "the shape under vmap (the batch less its mapped axis) is "
+    "not compared with the shape of the call before the change",
+    "named-tuple-list--in-place": "an item of an attribute of a bound method's object changed in "
+    "place is not followed",
+    "schedule-step--each-epoch": "a module-level object's own method assigning the attribute "
+    "compiled code reads is not followed",
+    "callback-config--fit": "a method called on objects from a list (callbacks) is not resolved",
+    "curriculum-dict--advanced": "a static self's dict changed through another object's field is "
+    "not followed",
+    "bound-method-again--old-wrapper-alive": "a bound method compiled again is taken as a new "
+    "cache even while the old wrapper is alive",
+    "static-instances--other-object": "changes and calls are paired per class, not per object",
+    "setter-rebuilds--closure-remade": "a compiled closure made again right after the change is "
+    "not taken as a new cache",
+    "setter-rebuilds--shared-function": "a module-level object's own method assigning the "
+    "attribute compiled code reads is not followed",
+}
 
 
 def _reported(program: Program) -> bool:

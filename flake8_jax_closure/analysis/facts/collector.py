@@ -277,6 +277,8 @@ class Collector:
             self._setattr(node)
         if last == "getattr" and isinstance(func, ast.Name):
             self._getattr(node)
+        if last == "at" and isinstance(func, ast.Attribute) and node.args:
+            self._ufunc_at(func.value, node)
         modules = IN_PLACE_FUNCTIONS.get(last or "")
         if modules is not None and node.args:
             receiver_expr = func.value if isinstance(func, ast.Attribute) else None
@@ -291,6 +293,15 @@ class Collector:
             self.expr(keyword.value, keyword)
             if keyword.arg == "out":
                 self._mutate(keyword.value, node, "written through 'out='", visit=False)
+
+    def _ufunc_at(self, ufunc: ast.expr, node: ast.Call) -> None:
+        """``np.add.at(a, indices, b)``: a NumPy ufunc's ``at`` writes into ``a``, unbuffered.
+        Only ``<numpy>.<name>.at(...)`` counts: JAX's ``x.at[i]`` is a subscript, not a call."""
+        if isinstance(ufunc, ast.Attribute):
+            self._mutate(
+                node.args[0], node, f"written by '{ufunc.attr}.at()'", None,
+                frozenset({"numpy"}), ufunc.value, visit=False,
+            )  # fmt: skip
 
     def _getattr(self, node: ast.Call) -> None:
         """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, f"set_{k}")`` may reach
@@ -309,12 +320,16 @@ class Collector:
         )  # fmt: skip
 
     def _setattr(self, node: ast.Call) -> None:
-        """``setattr(obj, "name", value)`` assigns ``obj.name`` (a computed name is not
-        followed)."""
+        """``setattr(obj, "name", value)`` assigns ``obj.name``; with a computed name
+        (``setattr(args, key, value)`` over a dict of overrides) it may assign any attribute,
+        so it changes ``obj`` itself."""
         if len(node.args) != 3 or node.keywords:
             return
         target, name, value = node.args
-        attribute = name.value if isinstance(name, ast.Constant) else None
+        if not isinstance(name, ast.Constant):
+            self._mutate(target, node, "attributes set by 'setattr()' by name", visit=False)
+            return
+        attribute = name.value
         if not isinstance(attribute, str) or not attribute.isidentifier():
             return
         stored = ast.Attribute(value=target, attr=attribute, ctx=ast.Store())

@@ -1,0 +1,590 @@
+"""Families of ground-truth programs for shapes that real programs take and the generated
+captures do not: a value rebound between a ``try`` body and its handler, a compiled function
+mapped over a batch after a change, a value made lazily while JAX traces, mutable contents of
+an immutable holder, an object's own method changing what a compiled step reads, overrides by
+``setattr`` and callbacks, a static ``self`` branching on a counter, a bound method compiled
+again, and objects of one class told apart. Each stale program has a safe twin that differs in
+when, or on which object, the change happens; JAX's verdicts are recorded with the others
+(``ground_truth.py --record --new``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ground_truth import Program
+
+# A value bound in a ``try`` body and rebound in the handler, which calls the compiled function
+# again: the body's call traced with the first value.
+_TRY_REBIND = """
+SCALE = 0.5
+
+
+@jax.jit
+def fast(x):
+    return x * SCALE
+
+
+def diverged(out):
+    return float(out.sum()) < 100.0
+
+
+# main
+x = jnp.arange(3.0)
+try:
+    SCALE = 0.25
+    out = fast(x)
+    if diverged(out):
+        raise FloatingPointError("overflow")
+except FloatingPointError:
+    SCALE = 1.0
+    out = {retry}(x)
+show(out)
+"""
+
+# A solver retrying with a smaller relaxation factor: the factor is a local of the enclosing
+# function, read by the compiled sweep defined beside it.
+_TRY_RELAX = """
+def solve(x):
+    omega = 1.5
+
+    @jax.jit
+    def sweep(y):
+        return y * omega
+
+    try:
+        y = sweep(x)
+        if float(y.sum()) > 1.0:
+            raise ArithmeticError("diverged")
+    except ArithmeticError:
+        omega = 0.5
+{retry}
+        y = sweep(x)
+    return y
+
+
+# main
+x = jnp.arange(3.0)
+show(solve(x))
+"""
+
+_REDEFINED_SWEEP = """\
+        @jax.jit
+        def sweep(y):
+            return y * omega
+"""
+
+# A per-example compiled function called once, a global changed, then mapped over a batch:
+# under ``vmap`` the function sees the per-example shape it was traced for.
+_VMAP_AFTER = """
+SCALE = 1.0
+
+
+@jax.jit
+def per_example(x):
+    return x * SCALE
+
+
+# main
+x = jnp.arange(3.0)
+show(per_example(x))
+SCALE = 2.0
+show(jax.vmap(per_example)({batch}))
+"""
+
+# A value made on first use while JAX traces, and drawn again later by another function.
+_LAZY_GLOBAL = """
+_omega = None
+
+
+def omega():
+    global _omega
+    if _omega is None:
+        _omega = jnp.ones(3) * 2.0
+    return _omega
+
+
+def redraw(scale):
+    global _omega
+    _omega = jnp.ones(3) * scale
+
+
+@jax.jit
+def fast(x):
+    return x * omega()
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_LAZY_CLOSURE = """
+def build():
+    table = None
+
+    def lookup():
+        nonlocal table
+        if table is None:
+            table = jnp.ones(3) * 2.0
+        return table
+
+    def reset(scale):
+        nonlocal table
+        table = jnp.ones(3) * scale
+
+    @jax.jit
+    def fast(x):
+        return x * lookup()
+
+    return fast, reset
+
+
+# main
+fast, reset = build()
+x = jnp.arange(3.0)
+"""
+
+# Mutable contents of immutable holders, changed in place.
+_FROZEN_ARRAY = """
+@dataclasses.dataclass(frozen=True)
+class Vocab:
+    embeddings: np.ndarray
+
+
+vocab = Vocab(np.ones((4, 3), dtype=np.float32))
+
+
+@jax.jit
+def embed(x):
+    return x * vocab.embeddings[1]
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_NAMED_TUPLE_LIST = """
+from typing import NamedTuple
+
+
+class Params(NamedTuple):
+    scales: list
+
+    def apply(self, x):
+        return x * self.scales[0]
+
+
+params = Params([1.0])
+fast = jax.jit(params.apply)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_ADD_AT = """
+COUNTS = np.ones(3, dtype=np.float32)
+
+
+@jax.jit
+def weighted(x):
+    return x * COUNTS
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+# A module-level schedule whose own method reassigns what the compiled step reads.
+_SCHEDULE = """
+class Schedule:
+    def __init__(self):
+        self.lr = 1.0
+
+    def step(self):
+        self.lr = self.lr * 0.5
+
+
+schedule = Schedule()
+
+
+@jax.jit
+def update(x):
+    return x * schedule.lr
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+# Overrides by name.
+_SETATTR_CLASS = """
+class Config:
+    lr = 1.0
+
+
+@jax.jit
+def update(x):
+    return x * Config.lr
+
+
+def override(overrides):
+    for key, value in overrides.items():
+        setattr(Config, key, value)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_SETATTR_ARGS = """
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=1.0)
+args = parser.parse_args([])
+
+
+@jax.jit
+def update(x):
+    return x * args.lr
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_CALLBACK_CONFIG = """
+@dataclasses.dataclass
+class TrainConfig:
+    lr: float = 1.0
+
+
+cfg = TrainConfig()
+
+
+class Decay:
+    def on_epoch_end(self, config):
+        config.lr = config.lr * 0.5
+
+
+@jax.jit
+def step(x):
+    return x * cfg.lr
+
+
+def fit(x, callbacks, epochs):
+    for _ in range(epochs):
+        show(step(x))
+        for callback in callbacks:
+            callback.on_epoch_end(cfg)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_CURRICULUM = """
+class Model:
+    def __init__(self):
+        self.cfg = {"temperature": 1.0}
+
+    def temperature(self):
+        return self.cfg["temperature"]
+
+    @partial(jax.jit, static_argnums=0)
+    def __call__(self, x):
+        return x * self.temperature()
+
+
+class Curriculum:
+    def __init__(self, model):
+        self.model = model
+
+    def advance(self):
+        self.model.cfg["temperature"] = 2.0
+
+
+model = Model()
+curriculum = Curriculum(model)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+# A static ``self`` whose helper branches in Python on a counter the program advances.
+_COUNTER_BRANCH = """
+class Agent:
+    def __init__(self):
+        self.steps = 0
+
+    def exploring(self):
+        return self.steps < 2
+
+    @partial(jax.jit, static_argnums=0)
+    def act(self, x):
+        if self.exploring():
+            return x + 1.0
+        return x
+
+
+agent = Agent()
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+# A state at module level that a plain-Python step rebinds with ``global``.
+_GLOBAL_STATE = """
+state = {"count": jnp.zeros(())}
+
+
+@jax.jit
+def scaled(x):
+    return x * (1.0 + state["count"])
+
+
+def advance():
+    global state
+    state = {"count": state["count"] + 1.0}
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+# A bound method compiled again after a change.
+_MODEL = """
+class Model:
+    def __init__(self, mul):
+        self.mul = mul
+
+    def calc(self, x):
+        return x * self.mul
+
+
+model = Model(1.0)
+fast = jax.jit(model.calc)
+
+
+# main
+x = jnp.arange(3.0)
+show(fast(x))
+model.mul = 2.0
+"""
+
+# Objects of one class: a change to one instance, calls on another.
+_STATIC_INSTANCES = """
+class Scaler:
+    def __init__(self, mul):
+        self.mul = mul
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, x):
+        return x * self.mul
+
+
+first = Scaler(1.0)
+second = Scaler(1.0)
+
+
+# main
+x = jnp.arange(3.0)
+show(first.calc(x))
+"""
+
+_SETTER_REBUILDS = """
+class Trainer:
+    def __init__(self, lr):
+        self.set_lr(lr)
+
+    def set_lr(self, lr):
+        self.lr = lr
+{rebuild}
+
+    def update(self, x):
+        return self.step(x)
+
+
+trainer = Trainer(1.0)
+{outside}
+
+# main
+x = jnp.arange(3.0)
+show(trainer.update(x))
+trainer.set_lr(2.0)
+show(trainer.update(x))
+"""
+
+
+def families() -> Iterator[Program]:
+    from ground_truth import _scenario
+
+    yield _scenario("try-rebind--retry-same", _TRY_REBIND.format(retry="fast"), True)
+    yield _scenario(
+        "try-rebind--retry-new",
+        _TRY_REBIND.format(retry="jax.jit(lambda y: y * SCALE)"),
+        False,
+    )
+    yield _scenario("try-relax--retry-same", _TRY_RELAX.format(retry=""), True)
+    yield _scenario("try-relax--retry-redefined", _TRY_RELAX.format(retry=_REDEFINED_SWEEP), False)
+
+    yield _scenario("vmap-after--same-example-shape", _VMAP_AFTER.format(batch="jnp.stack([x, x])"), True)
+    yield _scenario(
+        "vmap-after--new-example-shape",
+        _VMAP_AFTER.format(batch="jnp.ones((2, 5))"),
+        False,
+    )
+
+    yield _scenario(
+        "lazy-global--redrawn", _LAZY_GLOBAL + "show(fast(x))\nredraw(3.0)\nshow(fast(x))\n", True
+    )
+    yield _scenario(
+        "lazy-global--drawn-first",
+        _LAZY_GLOBAL + "redraw(3.0)\nshow(fast(x))\nshow(fast(x))\n",
+        False,
+    )
+    yield _scenario(
+        "lazy-closure--reset", _LAZY_CLOSURE + "show(fast(x))\nreset(3.0)\nshow(fast(x))\n", True
+    )
+    yield _scenario(
+        "lazy-closure--reset-first",
+        _LAZY_CLOSURE + "reset(3.0)\nshow(fast(x))\nshow(fast(x))\n",
+        False,
+    )
+
+    change = "vocab.embeddings[1] = 2.0\n"
+    yield _scenario(
+        "frozen-array--in-place", _FROZEN_ARRAY + f"show(embed(x))\n{change}show(embed(x))\n", True
+    )
+    yield _scenario(
+        "frozen-array--before", _FROZEN_ARRAY + f"{change}show(embed(x))\nshow(embed(x))\n", False
+    )
+    change = "params.scales[0] = 2.0\n"
+    yield _scenario(
+        "named-tuple-list--in-place",
+        _NAMED_TUPLE_LIST + f"show(fast(x))\n{change}show(fast(x))\n",
+        True,
+    )
+    yield _scenario(
+        "named-tuple-list--before",
+        _NAMED_TUPLE_LIST + f"{change}show(fast(x))\nshow(fast(x))\n",
+        False,
+    )
+    change = "np.add.at(COUNTS, [0, 1], 1.0)\n"
+    yield _scenario(
+        "add-at--in-place", _ADD_AT + f"show(weighted(x))\n{change}show(weighted(x))\n", True
+    )
+    yield _scenario(
+        "add-at--before", _ADD_AT + f"{change}show(weighted(x))\nshow(weighted(x))\n", False
+    )
+
+    yield _scenario(
+        "schedule-step--each-epoch",
+        _SCHEDULE + "for epoch in range(3):\n    show(update(x))\n    schedule.step()\n",
+        True,
+    )
+    yield _scenario(
+        "schedule-step--warm-up-first",
+        _SCHEDULE + "schedule.step()\nfor epoch in range(3):\n    show(update(x))\n",
+        False,
+    )
+
+    yield _scenario(
+        "setattr-class--after",
+        _SETATTR_CLASS + 'show(update(x))\noverride({"lr": 2.0})\nshow(update(x))\n',
+        True,
+    )
+    yield _scenario(
+        "setattr-class--before",
+        _SETATTR_CLASS + 'override({"lr": 2.0})\nshow(update(x))\nshow(update(x))\n',
+        False,
+    )
+    overrides = 'for key, value in {"lr": 2.0}.items():\n    setattr(args, key, value)\n'
+    yield _scenario(
+        "setattr-args--after",
+        _SETATTR_ARGS + f"show(update(x))\n{overrides}show(update(x))\n",
+        True,
+    )
+    yield _scenario(
+        "setattr-args--before",
+        _SETATTR_ARGS + f"{overrides}show(update(x))\nshow(update(x))\n",
+        False,
+    )
+    yield _scenario("callback-config--fit", _CALLBACK_CONFIG + "fit(x, [Decay()], 3)\n", True)
+    yield _scenario(
+        "callback-config--no-callbacks", _CALLBACK_CONFIG + "fit(x, [], 3)\n", False
+    )
+    yield _scenario(
+        "curriculum-dict--advanced",
+        _CURRICULUM + "show(model(x))\ncurriculum.advance()\nshow(model(x))\n",
+        True,
+    )
+    yield _scenario(
+        "curriculum-dict--advanced-first",
+        _CURRICULUM + "curriculum.advance()\nshow(model(x))\nshow(model(x))\n",
+        False,
+    )
+
+    yield _scenario(
+        "counter-branch--advanced",
+        _COUNTER_BRANCH + "for i in range(4):\n    show(agent.act(x))\n    agent.steps += 1\n",
+        True,
+    )
+    yield _scenario(
+        "counter-branch--advanced-first",
+        _COUNTER_BRANCH + "agent.steps = 4\nfor i in range(4):\n    show(agent.act(x))\n",
+        False,
+    )
+
+    yield _scenario(
+        "global-state--advanced",
+        _GLOBAL_STATE + "for i in range(3):\n    show(scaled(x))\n    advance()\n",
+        True,
+    )
+    yield _scenario(
+        "global-state--advanced-first",
+        _GLOBAL_STATE + "advance()\nfor i in range(3):\n    show(scaled(x))\n",
+        False,
+    )
+
+    yield _scenario(
+        "bound-method-again--old-wrapper-alive",
+        _MODEL + "again = jax.jit(model.calc)\nshow(again(x))\n",
+        True,
+    )
+    yield _scenario(
+        "bound-method-again--old-wrapper-gone",
+        _MODEL + "fast = jax.jit(model.calc)\nshow(fast(x))\n",
+        False,
+    )
+
+    yield _scenario(
+        "static-instances--same-object",
+        _STATIC_INSTANCES + "first.mul = 2.0\nshow(first.calc(x))\n",
+        True,
+    )
+    yield _scenario(
+        "static-instances--other-object",
+        _STATIC_INSTANCES + "second.mul = 2.0\nshow(second.calc(x))\n",
+        False,
+    )
+    yield _scenario(
+        "setter-rebuilds--closure-remade",
+        _SETTER_REBUILDS.format(
+            rebuild="        self.step = jax.jit(lambda x: x * self.lr)", outside=""
+        ),
+        False,
+    )
+    yield _scenario(
+        "setter-rebuilds--shared-function",
+        _SETTER_REBUILDS.format(
+            rebuild="        self.step = jax.jit(scale_by_lr)",
+            outside="",
+        ).replace("class Trainer:", "def scale_by_lr(x):\n    return x * trainer.lr\n\n\nclass Trainer:"),
+        True,
+    )
