@@ -31,8 +31,6 @@ KNOWN_GAPS: dict[str, str] = {
     "not compared with the shape of the call before the change",
     "named-tuple-list--in-place": "an item of an attribute of a bound method's object changed in "
     "place is not followed",
-    "schedule-step--each-epoch": "a module-level object's own method assigning the attribute "
-    "compiled code reads is not followed",
     "callback-config--fit": "a method called on objects from a list (callbacks) is not resolved",
     "curriculum-dict--advanced": "a static self's dict changed through another object's field is "
     "not followed",
@@ -41,8 +39,6 @@ KNOWN_GAPS: dict[str, str] = {
     "static-instances--other-object": "changes and calls are paired per class, not per object",
     "setter-rebuilds--closure-remade": "a compiled closure made again right after the change is "
     "not taken as a new cache",
-    "setter-rebuilds--shared-function": "a module-level object's own method assigning the "
-    "attribute compiled code reads is not followed",
 }
 
 

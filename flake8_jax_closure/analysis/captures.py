@@ -32,6 +32,7 @@ from .bindings import (
     same_value_everywhere,
 )
 from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .facts.model import (
@@ -58,6 +59,8 @@ _SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
 _PARTIAL = frozenset({"functools.partial"})
+# A position after every statement: the last binding of a name.
+_LAST = (1 << 30, 0)
 
 
 class Owner(enum.Enum):
@@ -394,6 +397,9 @@ class CaptureAnalysis:
                 for m in facts.attribute_changes(attribute)
                 if self.class_of_cls(facts.resolve(m.scope, m.name), m.name) in classes
             ]
+            made_from = self.graph.object_class(owner, name, _LAST)
+            if made_from is not None:
+                mutations += self._own_method_changes(made_from, paths)
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
             (
@@ -419,6 +425,27 @@ class CaptureAnalysis:
             if path.witnessed and isinstance(change, Binding):
                 break  # nothing later is reported before it
         return _reported(stale)
+
+    def _own_method_changes(self, cls: Scope, paths: list[tuple[str, ...]]) -> list[Mutation]:
+        """``schedule.step()`` on ``schedule = Schedule()``, where ``step`` assigns
+        ``self.lr``: the changes a method of the object's class makes to ``self``, for the
+        attributes read through the object. Constructors make a new object: not a change."""
+        facts = self.facts
+        found = []
+        for attribute in sorted({p[0][1:] for p in paths if p and p[0].startswith(".")}):
+            for mutation in facts.attribute_changes(attribute):
+                method = facts.resolve(mutation.scope, mutation.name)
+                cls_of_method = method.parent
+                if (
+                    method.kind is ScopeKind.FUNCTION
+                    and cls_of_method is not None
+                    and cls_of_method.kind is ScopeKind.CLASS
+                    and method.params[:1] == (mutation.name,)
+                    and method.name not in CONSTRUCTORS
+                    and self.graph.related(cls_of_method, cls)
+                ):
+                    found.append(mutation)
+        return found
 
     def class_of_cls(self, owner: Scope, name: str) -> Scope | None:
         """The class whose ``cls`` this is: ``name`` is the first parameter of a classmethod."""

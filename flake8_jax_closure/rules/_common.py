@@ -96,10 +96,12 @@ def through(capture: StaleCapture) -> str:
 
 
 def shown(capture: StaleCapture) -> str:
-    """The name as read: ``Defaults.EPS`` for an attribute of a class or a module, else the
-    name."""
+    """The name as read: ``Defaults.EPS`` for an attribute of a class or a module, or of an
+    object a method changes through ``self``; else the name."""
     paths = {read.path for read in capture.reads}
-    if capture.class_attribute and len(paths) == 1:
+    # Changed by a method of the object's class (``self.lr = ...``): the attribute it changes.
+    through_self = capture.mutation is not None and capture.mutation.name != capture.name
+    if (capture.class_attribute or through_self) and len(paths) == 1:
         (path,) = paths
         return capture.name + "".join(path)
     return capture.name
