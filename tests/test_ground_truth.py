@@ -36,7 +36,6 @@ KNOWN_GAPS: dict[str, str] = {
     "not followed",
     "bound-method-again--old-wrapper-alive": "a bound method compiled again is taken as a new "
     "cache even while the old wrapper is alive",
-    "static-instances--other-object": "changes and calls are paired per class, not per object",
     "setter-rebuilds--closure-remade": "a compiled closure made again right after the change is "
     "not taken as a new cache",
 }

@@ -31,7 +31,7 @@ from .bindings import (
     same_import,
     same_value_everywhere,
 )
-from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.events import END, Event, EventKind, Reach, level
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
@@ -59,8 +59,6 @@ _SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
 _PARTIAL = frozenset({"functools.partial"})
-# A position after every statement: the last binding of a name.
-_LAST = (1 << 30, 0)
 
 
 class Owner(enum.Enum):
@@ -397,7 +395,7 @@ class CaptureAnalysis:
                 for m in facts.attribute_changes(attribute)
                 if self.class_of_cls(facts.resolve(m.scope, m.name), m.name) in classes
             ]
-            made_from = self.graph.object_class(owner, name, _LAST)
+            made_from = self.graph.object_class(owner, name, END)
             if made_from is not None:
                 mutations += self._own_method_changes(made_from, paths)
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]

@@ -301,7 +301,7 @@ class MethodCaptureAnalysis:
                 if method.name in cls.construction or method in replacers:
                     continue  # before the object exists, or only for the next object made
             if method is None:
-                path = self._instance_change(mutation, life)
+                path = self._instance_change(mutation, self._same_object(mutation, life, cls))
                 if path is not None:
                     yield mutation, path
                 continue
@@ -404,6 +404,48 @@ class MethodCaptureAnalysis:
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
 
+    def _same_object(self, mutation: Mutation, life: CompiledLife, cls: ClassFacts) -> CompiledLife:
+        """The calls that can reach the object ``mutation`` changes. A static ``self`` is
+        hashed by identity: ``second.mul = 2.0`` cannot make ``first.calc(x)``'s trace stale
+        when each name holds only objects it made itself. A class hashed by value (its own
+        ``__eq__`` or ``__hash__``, a dataclass) shares traces between equal objects: every
+        call counts."""
+        changed = self._made_here(mutation.scope, mutation.name)
+        node = cls.scope.node
+        by_value = {"__eq__", "__hash__"} & set(cls.methods) or (
+            isinstance(node, ast.ClassDef) and any(_names_dataclass(d) for d in node.decorator_list)
+        )
+        if changed is None or by_value:
+            return life
+        events = [e for e in life.reach.events if not self._other_object(e, changed)]
+        return dataclasses.replace(life, reach=Reach(events, life.reach.entries))
+
+    def _made_here(self, scope: Scope, name: str) -> tuple[int, str] | None:
+        """The variable ``name`` names, when every value it is given is an object it makes
+        (``first = Scaler(1.0)``): no other variable holds the same object."""
+        owner = self.facts.resolve(scope, name)
+        bindings = self.facts.bindings_of(owner, name)
+        if not bindings or name in owner.params:
+            return None
+        for binding in bindings:
+            value = binding.value
+            if not isinstance(value, ast.Call):
+                return None
+            if self.graph.object_class_of_call(binding.scope, value) is None:
+                return None
+        return id(owner), name
+
+    def _other_object(self, event: Event, changed: tuple[int, str]) -> bool:
+        """The event calls the compiled method on another object than the one changed."""
+        node = event.node
+        if event.via is not None or not isinstance(node, ast.Attribute):
+            return False
+        receiver = node.value
+        if not isinstance(receiver, ast.Name):
+            return False
+        called = self._made_here(event.driver, receiver.id)
+        return called is not None and called != changed
+
     def _instance_change(self, mutation: Mutation, life: CompiledLife) -> StalePath | None:
         """``obj.attr = ...`` (or ``param.attr = ...`` in a function given the object): timed
         where it runs against the compiled object's calls."""
@@ -412,6 +454,12 @@ class MethodCaptureAnalysis:
         if mutation.name in owner.params:
             barrier = None  # the object comes from the callers: each call changes it
         return stale_path(self.graph, life, self.captures.change_reach(mutation, barrier))
+
+
+def _names_dataclass(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name in ("dataclass", "define", "frozen", "attrs")
 
 
 def _before_making(mutation: Mutation, site: CompiledFunction, method: Scope) -> bool:
