@@ -36,8 +36,6 @@ KNOWN_GAPS: dict[str, str] = {
     "not followed",
     "bound-method-again--old-wrapper-alive": "a bound method compiled again is taken as a new "
     "cache even while the old wrapper is alive",
-    "setter-rebuilds--closure-remade": "a compiled closure made again right after the change is "
-    "not taken as a new cache",
 }
 
 

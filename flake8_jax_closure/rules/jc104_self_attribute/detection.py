@@ -293,10 +293,13 @@ class MethodCaptureAnalysis:
                 continue
             if (
                 method is holder.method
-                and method.name in CONSTRUCTORS
+                and (method.name in CONSTRUCTORS or self._remade_in_place(holder))
                 and _before_making(mutation, holder.site, method)
             ):
-                continue  # each construction sets a new object up before making the closure
+                # Each construction sets a new object up before making the closure; a setter
+                # that changes the value and then makes the closure again, where the old one
+                # was kept, leaves no closure traced with the old value.
+                continue
             if method is not None and method is not holder.method:
                 if method.name in cls.construction or method in replacers:
                     continue  # before the object exists, or only for the next object made
@@ -403,6 +406,23 @@ class MethodCaptureAnalysis:
         if not isinstance(target, ast.Attribute):
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
+
+    def _remade_in_place(self, holder: Holder) -> bool:
+        """The closure is made on every run of its method, by a statement of the method's own
+        body (not under a branch or in a loop), and stored in an attribute of ``self``
+        (``self.step = jax.jit(lambda x: x * self.lr)``): the new one replaces the old."""
+        site = holder.site
+        statement = self.facts.parent(site.site)
+        method = holder.method.node
+        return (
+            isinstance(statement, ast.Assign)
+            and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and statement in method.body
+            and len(statement.targets) == 1
+            and isinstance(target := statement.targets[0], ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == holder.self_name
+        )
 
     def _same_object(self, mutation: Mutation, life: CompiledLife, cls: ClassFacts) -> CompiledLife:
         """The calls that can reach the object ``mutation`` changes. A static ``self`` is
