@@ -421,6 +421,29 @@ show(trainer.update(x))
 """
 
 
+# A bound method compiled in the constructor, kept on the object and reached through the
+# object's ``__call__``.
+_DUNDER_CALL = """
+class Filter:
+    def __init__(self, gain):
+        self.gain = gain
+        self._f = jax.jit(self.compute)
+
+    def compute(self, x):
+        return x * self.gain
+
+    def __call__(self, x):
+        return self._f(x)
+
+
+filt = Filter(1.0)
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -563,6 +586,16 @@ def families() -> Iterator[Program]:
         False,
     )
 
+    yield _scenario(
+        "dunder-call--changed-between",
+        _DUNDER_CALL + "show(filt(x))\nfilt.gain = 2.0\nshow(filt(x))\n",
+        True,
+    )
+    yield _scenario(
+        "dunder-call--changed-first",
+        _DUNDER_CALL + "filt.gain = 2.0\nshow(filt(x))\nshow(filt(x))\n",
+        False,
+    )
     yield _scenario(
         "static-instances--same-object",
         _STATIC_INSTANCES + "first.mul = 2.0\nshow(first.calc(x))\n",

@@ -136,10 +136,31 @@ class FunctionUses:
                 uses.events.append(event_at(ref.scope, ref.node, ref.loops, EventKind.RUN))
             else:
                 uses.events.extend(self.holders.value_use(ref.scope, ref.node, ref.loops, set()))
+        if name == "__call__":
+            uses.events.extend(self._instance_calls(cls))
         unnamed = not refs and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True
         return uses
+
+    def _instance_calls(self, cls: Scope) -> list[Event]:
+        """``filt(x)`` where ``filt = Filter(...)``: each call of a name holding an object the
+        class makes runs its ``__call__``."""
+        facts = self.facts
+        binder = cls.parent
+        assert binder is not None
+        events = []
+        for made in facts.reads_of(binder.function(), cls.name):
+            call = facts.parent(made.node)
+            statement = facts.parent(call) if isinstance(call, ast.Call) else None
+            holder = single_name(statement) if statement is not None else None
+            if holder is None or not made.called:
+                continue
+            owner = facts.resolve(made.scope, holder)
+            for use in facts.reads_of(owner, holder):
+                if use.called and self.classes.object_class(use.scope, holder, use.start) is cls:
+                    events.append(event_at(use.scope, use.node, use.loops, EventKind.RUN))
+        return events
 
     def _in_script(self, scope: Scope) -> bool:
         """Defined in the module's ``if __name__ == "__main__":`` block: no importer sees it."""
