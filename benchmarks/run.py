@@ -782,8 +782,8 @@ def run(args: argparse.Namespace) -> str:
             notebook_seconds <= 1.2 * script_seconds,
         ),
         Goal(
-            f"language server, a cell's didChange after a pause to its diagnostics, notebook of {NOTEBOOK_CELLS} "
-            "cells",
+            "language server, a cell's didChange after a pause to its diagnostics, notebook of "
+            f"{NOTEBOOK_CELLS} cells",
             f"{cell_edit * 1000:.0f} ms",
             "at most 100 ms",
             cell_edit <= 0.100,

@@ -456,7 +456,9 @@ def families() -> Iterator[Program]:
     yield _scenario("try-relax--retry-same", _TRY_RELAX.format(retry=""), True)
     yield _scenario("try-relax--retry-redefined", _TRY_RELAX.format(retry=_REDEFINED_SWEEP), False)
 
-    yield _scenario("vmap-after--same-example-shape", _VMAP_AFTER.format(batch="jnp.stack([x, x])"), True)
+    yield _scenario(
+        "vmap-after--same-example-shape", _VMAP_AFTER.format(batch="jnp.stack([x, x])"), True
+    )
     yield _scenario(
         "vmap-after--new-example-shape",
         _VMAP_AFTER.format(batch="jnp.ones((2, 5))"),
@@ -539,9 +541,7 @@ def families() -> Iterator[Program]:
         False,
     )
     yield _scenario("callback-config--fit", _CALLBACK_CONFIG + "fit(x, [Decay()], 3)\n", True)
-    yield _scenario(
-        "callback-config--no-callbacks", _CALLBACK_CONFIG + "fit(x, [], 3)\n", False
-    )
+    yield _scenario("callback-config--no-callbacks", _CALLBACK_CONFIG + "fit(x, [], 3)\n", False)
     yield _scenario(
         "curriculum-dict--advanced",
         _CURRICULUM + "show(model(x))\ncurriculum.advance()\nshow(model(x))\n",
@@ -618,6 +618,8 @@ def families() -> Iterator[Program]:
         _SETTER_REBUILDS.format(
             rebuild="        self.step = jax.jit(scale_by_lr)",
             outside="",
-        ).replace("class Trainer:", "def scale_by_lr(x):\n    return x * trainer.lr\n\n\nclass Trainer:"),
+        ).replace(
+            "class Trainer:", "def scale_by_lr(x):\n    return x * trainer.lr\n\n\nclass Trainer:"
+        ),
         True,
     )

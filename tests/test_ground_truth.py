@@ -34,8 +34,6 @@ KNOWN_GAPS: dict[str, str] = {
     "callback-config--fit": "a method called on objects from a list (callbacks) is not resolved",
     "curriculum-dict--advanced": "a static self's dict changed through another object's field is "
     "not followed",
-    "bound-method-again--old-wrapper-alive": "a bound method compiled again is taken as a new "
-    "cache even while the old wrapper is alive",
 }
 
 

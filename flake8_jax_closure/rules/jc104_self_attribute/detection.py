@@ -40,7 +40,13 @@ from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
 from ...analysis.structure import sets_split_structure
-from ...analysis.timing import CompiledLife, StalePath, called_again_path, stale_path
+from ...analysis.timing import (
+    CompiledLife,
+    StalePath,
+    called_again_path,
+    compiled_life,
+    stale_path,
+)
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .guards import is_none, tests_around, unset_flag
 from .holders import Holder, HolderFinder
@@ -61,10 +67,46 @@ class MethodCaptureAnalysis:
         self.holders = HolderFinder(graph, self.classes, finder)
 
     def stale_captures(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
-        for cls, holder in self.holders.holders(sites):
-            yield from self._captures(cls, holder)
+        found = list(self.holders.holders(sites))
+        for cls, holder in found:
+            yield from self._captures(cls, holder, self._sharing(holder, found))
 
-    def _captures(self, cls: ClassFacts, holder: Holder) -> Iterator[StaleCapture]:
+    def _sharing(
+        self, holder: Holder, found: list[tuple[ClassFacts, Holder]]
+    ) -> list[Holder]:
+        """The other wrappers of the same bound method (``jax.jit(model.calc)`` again) that
+        share this one's traces: JAX keys a bound method by equality, so a wrapper made while
+        an earlier one is alive reuses its traces, and they share the traces from then on. The
+        earlier one stays alive when its name is bound only once."""
+        receiver = _bound_receiver(holder.site)
+        if not holder.bound_method or receiver is None:
+            return []
+        receiver_owner = self.facts.resolve(holder.site.site_scope, receiver)
+        sharing = []
+        for _, other in found:
+            if (
+                other is holder
+                or not other.bound_method
+                or other.method is not holder.method
+                or _bound_receiver(other.site) != receiver
+                or self.facts.resolve(other.site.site_scope, receiver) is not receiver_owner
+            ):
+                continue
+            earlier = min(holder, other, key=lambda h: h.site.created_at)
+            if self._stays_alive(earlier.site):
+                sharing.append(other)
+        return sharing
+
+    def _stays_alive(self, site: CompiledFunction) -> bool:
+        name = site.bound_name
+        if name is None:
+            return False
+        owner = self.facts.resolve(site.site_scope, name)
+        return len(self.facts.bindings_of(owner, name)) == 1
+
+    def _captures(
+        self, cls: ClassFacts, holder: Holder, sharing: list[Holder]
+    ) -> Iterator[StaleCapture]:
         facts = self.facts
         site, method, self_name = holder.site, holder.method, holder.self_name
         reads = [
@@ -106,7 +148,7 @@ class MethodCaptureAnalysis:
         # Written on every run (``self.n += 1; return self.n``): the compiled code writes it
         # once, while tracing, and uncompiled calls on every call.
         own_writes = {id(mutation) for mutation in own if not mutation.guards}
-        life = self._life(holder)
+        life = self._life(holder, sharing)
         replacers = self._replacers(cls, holder)
         # A static ``self`` hashed by value is no protection: JAX serves the cached trace to
         # an object changed in place after it was hashed, and to any object equal to it.
@@ -138,10 +180,21 @@ class MethodCaptureAnalysis:
                 path=path,
             )  # fmt: skip
 
-    def _life(self, holder: Holder) -> CompiledLife:
+    def _life(self, holder: Holder, sharing: list[Holder]) -> CompiledLife:
         """Where the compiled object can be traced and called: the calls of a static-``self``
-        method on any instance, of the object ``jax.jit(obj.method)`` made, of a closure."""
-        life = self.captures.life([holder.site])
+        method on any instance, of the object ``jax.jit(obj.method)`` made (with the other
+        wrappers ``sharing`` its traces: the earliest one, alive throughout, is the cache they
+        share), of a closure."""
+        if holder.bound_method:
+            # Each wrapper of a bound method is an object of its own: ``captures.life`` keeps
+            # one life per compiled function, and two wrappers of ``obj.calc`` share one.
+            wrappers = sorted([holder, *sharing], key=lambda h: h.site.created_at)
+            lives = [compiled_life(self.graph, [wrapper.site]) for wrapper in wrappers]
+            events = [event for life in lives for event in life.reach.events]
+            entries = [entry for life in lives for entry in life.reach.entries]
+            life = dataclasses.replace(lives[0], reach=Reach(events, entries))
+        else:
+            life = self.captures.life([holder.site])
         if (
             not holder.static_self
             or life.reach.outside
@@ -474,6 +527,16 @@ class MethodCaptureAnalysis:
         if mutation.name in owner.params:
             barrier = None  # the object comes from the callers: each call changes it
         return stale_path(self.graph, life, self.captures.change_reach(mutation, barrier))
+
+
+def _bound_receiver(site: CompiledFunction) -> str | None:
+    """``model`` for ``jax.jit(model.calc)``."""
+    call = site.site
+    if isinstance(call, ast.Call) and call.args:
+        target = call.args[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            return target.value.id
+    return None
 
 
 def _names_dataclass(decorator: ast.expr) -> bool:
