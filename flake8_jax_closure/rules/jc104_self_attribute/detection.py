@@ -71,9 +71,7 @@ class MethodCaptureAnalysis:
         for cls, holder in found:
             yield from self._captures(cls, holder, self._sharing(holder, found))
 
-    def _sharing(
-        self, holder: Holder, found: list[tuple[ClassFacts, Holder]]
-    ) -> list[Holder]:
+    def _sharing(self, holder: Holder, found: list[tuple[ClassFacts, Holder]]) -> list[Holder]:
         """The other wrappers of the same bound method (``jax.jit(model.calc)`` again) that
         share this one's traces: JAX keys a bound method by equality, so a wrapper made while
         an earlier one is alive reuses its traces, and they share the traces from then on. The
