@@ -29,9 +29,10 @@ Example
 Use instead
     Pass the attribute as an argument (what ``fix`` writes: the compiled method takes
     ``self_mul`` and a wrapper method passes ``self.mul`` on every call), register the class as a
-    pytree so that ``self`` is traced, or move the compiled function out of the class. Frozen
-    dataclasses, NamedTuples and Flax or Equinox modules are not reported: they cannot change in
-    place.
+    pytree so that ``self`` is traced, or move the compiled function out of the class. Flax
+    and Equinox modules are not reported: they cannot change in place. Frozen dataclasses and
+    NamedTuples are reported only for changes inside what an attribute holds
+    (``obj.scales[0] = v``): their attributes cannot be set again.
 
 Fix safety
     With ``self`` static, the compiled method takes the attribute as a keyword-only parameter and

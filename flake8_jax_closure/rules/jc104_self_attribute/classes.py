@@ -1,6 +1,8 @@
 """The classes whose instances can change in place, with their methods and construction phase.
 
-Frozen dataclasses, NamedTuples and Flax or Equinox modules cannot change in place. Construction
+Flax or Equinox modules cannot change in place (they are handed to compiled code as arguments).
+Frozen dataclasses and NamedTuples cannot be given new attribute values, but what an attribute
+holds (a list, a NumPy array) can still change in place. Construction
 is what runs before anything can call compiled code: constructors, and the set-up hooks a
 framework calls (``setUp``, ``setUpClass``, flax's ``setup``, pytest fixtures, private helpers
 reached only from those) when the module never calls them itself.
@@ -25,7 +27,6 @@ CONSTRUCTION = frozenset(
 # Bases whose instances are immutable or are passed to compiled code as arguments.
 IMMUTABLE_BASES = frozenset(
     {
-        "typing.NamedTuple",
         "flax.linen.Module",
         "flax.linen.module.Module",
         "flax.nnx.Module",
@@ -34,15 +35,18 @@ IMMUTABLE_BASES = frozenset(
     }
 )
 FROZEN_DECORATORS = frozenset({"flax.struct.dataclass"})
+# Bases whose attributes cannot be set again, while what they hold can change.
+FROZEN_BASES = frozenset({"typing.NamedTuple"})
 DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "chex.dataclass"})
 
 
-@dataclass
 @dataclass
 class ClassFacts:
     scope: Scope
     methods: dict[str, Scope] = field(default_factory=dict)
     construction: set[str] = field(default_factory=set)
+    # A NamedTuple or frozen dataclass: only changes inside what an attribute holds count.
+    frozen: bool = False
 
 
 class MutableClasses:
@@ -54,30 +58,40 @@ class MutableClasses:
         self._classes: dict[int, ClassFacts | None] = {}
 
     def class_facts(self, scope: Scope) -> ClassFacts | None:
-        """Methods and construction phase of a class whose instances can change in place."""
+        """Methods and construction phase of a class whose instances (or what they hold) can
+        change in place."""
         if id(scope) not in self._classes:
-            self._classes[id(scope)] = self._build(scope) if self._mutable(scope) else None
+            kind = self._kind(scope)
+            facts = None if kind is None else self._build(scope)
+            if facts is not None:
+                facts.frozen = kind == "frozen"
+            self._classes[id(scope)] = facts
         return self._classes[id(scope)]
 
-    def _mutable(self, scope: Scope) -> bool:
+    def _kind(self, scope: Scope) -> str | None:
+        """ "mutable", "frozen" (attributes fixed, their contents not), or None (immutable)."""
         node = scope.node
         assert isinstance(node, ast.ClassDef)
         parent = scope.parent
         assert parent is not None
+        kind = "mutable"
         for base in node.bases:
-            if self.facts.qualified_name(parent, base) in IMMUTABLE_BASES:
-                return False
+            name = self.facts.qualified_name(parent, base)
+            if name in IMMUTABLE_BASES:
+                return None
+            if name in FROZEN_BASES:
+                kind = "frozen"
         for decorator in node.decorator_list:
             callee = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = self.facts.qualified_name(parent, callee)
             if name in FROZEN_DECORATORS:
-                return False
+                return None
             if name in DATACLASS_DECORATORS and isinstance(decorator, ast.Call):
                 for keyword in decorator.keywords:
                     value = keyword.value
                     if keyword.arg == "frozen" and isinstance(value, ast.Constant) and value.value:
-                        return False
-        return True
+                        kind = "frozen"
+        return kind
 
     def may_be_instance(self, function: Scope, param: str, cls: ClassFacts) -> bool:
         """Whether the parameter may hold an instance of the class: not when its annotation

@@ -22,7 +22,8 @@ Every change is timed against the compiled object's calls (``timing``), wherever
 Writes the compiled code makes itself under a guard (directly or in methods it calls) are its
 own trace-time state, not changes.
 
-Frozen dataclasses, NamedTuples and Flax or Equinox modules cannot change in place.
+Flax or Equinox modules cannot change in place; frozen dataclasses and NamedTuples only inside
+what an attribute holds.
 """
 
 from __future__ import annotations
@@ -264,6 +265,8 @@ class MethodCaptureAnalysis:
         on an instance (with None)."""
         facts = self.facts
         for mutation in facts.attribute_changes(attribute):
+            if cls.frozen and _sets_attribute(mutation):
+                continue  # a frozen object's attribute cannot be set again
             owner = facts.resolve(mutation.scope, mutation.name)
             parent = owner.parent
             if (
@@ -525,6 +528,12 @@ class MethodCaptureAnalysis:
         if mutation.name in owner.params:
             barrier = None  # the object comes from the callers: each call changes it
         return stale_path(self.graph, life, self.captures.change_reach(mutation, barrier))
+
+
+def _sets_attribute(mutation: Mutation) -> bool:
+    """``obj.attr = v``, ``obj.attr += v``, ``del obj.attr``: the attribute itself, not a change
+    inside what it holds (``obj.attr[0] = v``, ``obj.attr.append(v)``)."""
+    return len(mutation.path) == 1 and mutation.description.startswith(("attribute", "augmented"))
 
 
 def _bound_receiver(site: CompiledFunction) -> str | None:
