@@ -29,7 +29,6 @@ RECORD = load_record()
 KNOWN_GAPS: dict[str, str] = {
     "vmap-after--new-example-shape": "the shape under vmap (the batch less its mapped axis) is "
     "not compared with the shape of the call before the change",
-    "callback-config--fit": "a method called on objects from a list (callbacks) is not resolved",
     "curriculum-dict--advanced": "a static self's dict changed through another object's field is "
     "not followed",
 }

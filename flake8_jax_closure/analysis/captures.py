@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import enum
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .bindings import (
     fed_from_arguments,
@@ -47,6 +47,7 @@ from .facts.model import (
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
+from .handed import Handing, parameter_changes
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, stale_path
 
@@ -116,6 +117,8 @@ class CaptureAnalysis:
             id(site.site): site.scope for site in compiled if site.form is Form.ASSIGNED
         }
         self._lives: dict[int, CompiledLife] = {}
+        # Changes made through a parameter: the calls handing the object on (``handed``).
+        self._handed: dict[int, list[Handing]] = {}
 
     def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
         """Sites compiling one function: ``jax.jit(f)`` made twice shares f's trace cache."""
@@ -398,6 +401,13 @@ class CaptureAnalysis:
             made_from = self.graph.object_class(owner, name, END)
             if made_from is not None:
                 mutations += self._own_method_changes(made_from, paths)
+            for mutation, handings in parameter_changes(facts, owner, name, paths):
+                if self._mutation_applies(mutation):
+                    # A copy per object handed on: the same change of another object handed
+                    # to the function is timed at other calls.
+                    handed = replace(mutation)
+                    mutations.append(handed)
+                    self._handed[id(handed)] = handings
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
             (
@@ -489,6 +499,18 @@ class CaptureAnalysis:
         )
 
     def change_reach(self, change: Site, barrier: Scope | None) -> Reach:
+        handings = self._handed.get(id(change))
+        if handings is not None:
+            # Changed through a parameter: where the object is handed to the function.
+            events = []
+            for handing in handings:
+                start = (handing.call.lineno, handing.call.col_offset)
+                driver, at, loops = level(handing.scope, start, handing.loops)
+                events.append(
+                    Event(driver, at, loops, EventKind.RUN, via=handing.function,
+                          node=handing.call)
+                )  # fmt: skip
+            return self.graph.propagate(events, barrier)
         at = change.at if isinstance(change, Binding) else change.end
         driver, at, loops = level(change.scope, at, change.loops)
         event = Event(driver, at, loops, EventKind.RUN, node=change.node)
