@@ -50,7 +50,7 @@ def parameter_changes(
 
 
 def _receiving_parameters(
-    facts: Facts, scope: Scope, call: ast.Call, argument: ast.expr
+    facts: Facts, scope: Scope, call: ast.Call, argument: ast.AST
 ) -> Iterator[tuple[Scope, str]]:
     """The functions ``call`` may run, with the parameter that receives ``argument``."""
     position = next((i for i, a in enumerate(call.args) if a is argument), None)
