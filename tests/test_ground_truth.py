@@ -29,8 +29,6 @@ RECORD = load_record()
 KNOWN_GAPS: dict[str, str] = {
     "vmap-after--new-example-shape": "the shape under vmap (the batch less its mapped axis) is "
     "not compared with the shape of the call before the change",
-    "curriculum-dict--advanced": "a static self's dict changed through another object's field is "
-    "not followed",
 }
 
 

@@ -137,13 +137,13 @@ class FunctionUses:
             else:
                 uses.events.extend(self.holders.value_use(ref.scope, ref.node, ref.loops, set()))
         if name == "__call__":
-            uses.events.extend(self._instance_calls(cls))
+            uses.events.extend(self.instance_calls(cls))
         unnamed = not refs and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True
         return uses
 
-    def _instance_calls(self, cls: Scope) -> list[Event]:
+    def instance_calls(self, cls: Scope) -> list[Event]:
         """``filt(x)`` where ``filt = Filter(...)``: each call of a name holding an object the
         class makes runs its ``__call__``."""
         facts = self.facts

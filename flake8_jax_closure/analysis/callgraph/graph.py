@@ -135,6 +135,9 @@ class CallGraph:
             elif site.bound_name is not None:
                 binder = facts.resolve(site.site_scope, site.bound_name)
                 yield from self.holders.holder_events(binder, site.bound_name, site.created_at)
+                if binder.kind is ScopeKind.CLASS and site.bound_name == "__call__":
+                    # ``model(x)`` runs a compiled ``__call__`` of the object's class.
+                    yield from self.functions.instance_calls(binder)
 
     def holders_outside(self, sites: list[CompiledFunction]) -> bool:
         """A module-level compiled function that nothing in the module names is called from

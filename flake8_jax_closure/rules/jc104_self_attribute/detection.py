@@ -292,13 +292,13 @@ class MethodCaptureAnalysis:
             # say; it may be one of this class's. Only through objects that can hold one: a
             # parameter (``self`` too) or a global, not a local the function made itself
             # (``proto = Model(); proto.neighbors.order.extend(...)``).
+            # Below the attribute too: ``self.model.cfg["temperature"] = v`` changes what
+            # ``cfg`` holds in place.
             owner = facts.resolve(mutation.scope, mutation.name)
             held = mutation.name in owner.params or owner.kind is ScopeKind.MODULE
-            if (
-                held
-                and mutation.path[-1] == f".{attribute}"
-                and self._may_hold(cls, mutation.path[-2])
-            ):
+            steps = mutation.path
+            at = next((i for i in range(1, len(steps)) if steps[i] == f".{attribute}"), None)
+            if held and at is not None and self._may_hold(cls, steps[at - 1]):
                 yield mutation, None
 
     def _may_hold(self, cls: ClassFacts, step: str) -> bool:
@@ -316,9 +316,21 @@ class MethodCaptureAnalysis:
             if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
                 return True
             if isinstance(value, ast.Call):
+                if self._made_elsewhere(store.scope, value):
+                    continue  # ``types.SimpleNamespace(...)``, ``dict(...)``: not the class
                 made = self.graph.object_class_of_call(store.scope, value)
                 if made is None or made is cls.scope or self.graph.related(made, cls.scope):
                     return True
+        return False
+
+    def _made_elsewhere(self, scope: Scope, call: ast.Call) -> bool:
+        """The call makes an object of a class this module does not define: an imported
+        callable, or a builtin (a name the module never binds)."""
+        if self.facts.qualified_name(scope, call.func) is not None:
+            return True
+        if isinstance(call.func, ast.Name):
+            owner = self.facts.resolve(scope, call.func.id)
+            return not self.facts.bindings_of(owner, call.func.id)
         return False
 
     def _stale_changes(
