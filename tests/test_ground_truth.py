@@ -26,10 +26,7 @@ PROGRAMS = programs()
 RECORD = load_record()
 # Where the linter and JAX still disagree, and why; each must keep failing (strict), so that
 # a change that closes a gap has to remove it from here.
-KNOWN_GAPS: dict[str, str] = {
-    "vmap-after--new-example-shape": "the shape under vmap (the batch less its mapped axis) is "
-    "not compared with the shape of the call before the change",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _reported(program: Program) -> bool:

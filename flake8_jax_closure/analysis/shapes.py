@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
+from .facts.model import Scope
 from .facts.queries import Facts
 
 Shape = tuple[int, ...]
@@ -21,16 +22,66 @@ _ARRAY_MAKERS = frozenset({"array", "asarray"})
 _SHAPE_MAKERS = frozenset({"ones", "zeros", "empty"})
 
 
-def call_shapes(facts: Facts, callee: ast.AST) -> tuple[Shape, ...] | None:
-    """The shapes of every argument of the call whose callee is ``callee``; None unless the
-    call passes only positional literal arrays."""
+def call_shapes(facts: Facts, callee: ast.AST, scope: Scope) -> tuple[Shape, ...] | None:
+    """The shapes of every argument of the call whose callee is ``callee``, in ``scope``; None
+    unless the call passes only positional literal arrays, or names each bound once, in
+    ``scope``, to one (``x = jnp.arange(3.0)``). Mapped by ``vmap(callee)(batch)`` over the
+    leading axis, the function sees each example's shape: the batch's less that axis."""
+    mapped: ast.AST | None = None
     call = facts.parent(callee)
-    if not isinstance(call, ast.Call) or call.func is not callee or call.keywords:
+    if isinstance(call, ast.Call) and _maps_leading_axis(call, callee):
+        mapped = facts.parent(call)  # ``callee`` is the function handed to ``vmap``
+    elif isinstance(callee, ast.Call) and isinstance(callee.func, ast.Call):
+        inner = callee.func  # ``callee`` is the call of what ``vmap`` returned
+        if inner.args and _maps_leading_axis(inner, inner.args[0]):
+            mapped = callee
+    if mapped is not None:
+        if not isinstance(mapped, ast.Call) or not isinstance(mapped.func, ast.Call):
+            return None
+        shapes = _argument_shapes(facts, mapped, scope)
+        if shapes is None or any(not shape for shape in shapes):
+            return None
+        return tuple(shape[1:] for shape in shapes)
+    if not isinstance(call, ast.Call) or call.func is not callee:
         return None
-    shapes = tuple(_array_shape(argument) for argument in call.args)
+    return _argument_shapes(facts, call, scope)
+
+
+def _argument_shapes(facts: Facts, call: ast.Call, scope: Scope) -> tuple[Shape, ...] | None:
+    if call.keywords:
+        return None
+    shapes = tuple(_array_shape(_named(facts, argument, scope)) for argument in call.args)
     if not shapes or any(shape is None for shape in shapes):
         return None
     return shapes  # type: ignore[return-value]
+
+
+def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
+    """``jax.vmap(callee)`` (or ``in_axes=0``): maps every argument over its first axis."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name != "vmap" or call.args != [callee]:
+        return False
+    return all(
+        keyword.arg == "in_axes"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value == 0
+        and type(keyword.value.value) is int
+        for keyword in call.keywords
+    )
+
+
+def _named(facts: Facts, expr: ast.expr, scope: Scope) -> ast.expr:
+    """What a name bound once in ``scope`` itself holds; else the expression."""
+    if not isinstance(expr, ast.Name):
+        return expr
+    owner = facts.resolve(scope, expr.id)
+    if owner is not scope:
+        return expr
+    bindings = facts.bindings_of(owner, expr.id)
+    if len(bindings) != 1 or bindings[0].value is None:
+        return expr
+    return bindings[0].value
 
 
 def _array_shape(expr: ast.expr) -> Shape | None:

@@ -452,7 +452,7 @@ def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
     for use in uses:
         if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
             return False
-        shapes = call_shapes(graph.facts, use.node)
+        shapes = call_shapes(graph.facts, use.node, use.driver)
         if shapes is None:
             return False
         (before if use.at < change.at else after).add(shapes)
