@@ -444,6 +444,58 @@ x = jnp.arange(3.0)
 """
 
 
+# ``shard_map`` inside a compiled function is traced (and cached) with it; on its own it reads
+# a rebound global again at each call. Flax NNX's ``pmap`` caches as ``jax.pmap`` does.
+_SHARD_MAP = """
+from jax.sharding import PartitionSpec as P
+
+mesh = jax.make_mesh((1,), ("i",))
+SCALE = 1.0
+
+
+def body(x):
+    return x * SCALE
+
+
+@jax.jit
+def fast(x):
+    return jax.shard_map(body, mesh=mesh, in_specs=P(), out_specs=P())(x)
+
+
+mapped = jax.shard_map(body, mesh=mesh, in_specs=P(), out_specs=P())
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+_NNX_SIBLINGS = """
+from flax import nnx
+from jax.sharding import PartitionSpec as P
+
+mesh = jax.make_mesh((1,), ("i",))
+OFFSET = 1.0
+GAIN = 1.0
+
+
+@nnx.pmap
+def shifted(x):
+    return x + OFFSET
+
+
+@nnx.jit
+def sharded(x):
+    return nnx.shard_map(lambda y: y * GAIN, mesh=mesh, in_specs=P(), out_specs=P())(x)
+
+
+scaled = nnx.shard_map(lambda y: y * GAIN, mesh=mesh, in_specs=P(), out_specs=P())
+
+
+# main
+x = jnp.arange(3.0)
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -594,6 +646,37 @@ def families() -> Iterator[Program]:
     yield _scenario(
         "dunder-call--changed-first",
         _DUNDER_CALL + "filt.gain = 2.0\nshow(filt(x))\nshow(filt(x))\n",
+        False,
+    )
+    yield _scenario(
+        "shard-map--inside-jit", _SHARD_MAP + "show(fast(x))\nSCALE = 2.0\nshow(fast(x))\n", True
+    )
+    yield _scenario(
+        "shard-map--inside-jit-set-first",
+        _SHARD_MAP + "SCALE = 2.0\nshow(fast(x))\nshow(fast(x))\n",
+        False,
+    )
+    yield _scenario(
+        "shard-map--alone", _SHARD_MAP + "show(mapped(x))\nSCALE = 2.0\nshow(mapped(x))\n", False
+    )
+    yield _scenario(
+        "nnx-pmap--rebound-between-calls",
+        _NNX_SIBLINGS + "show(shifted(x[None]))\nOFFSET = 2.0\nshow(shifted(x[None]))\n",
+        True,
+    )
+    yield _scenario(
+        "nnx-pmap--rebound-first",
+        _NNX_SIBLINGS + "OFFSET = 2.0\nshow(shifted(x[None]))\nshow(shifted(x[None]))\n",
+        False,
+    )
+    yield _scenario(
+        "nnx-shard-map--inside-nnx-jit",
+        _NNX_SIBLINGS + "show(sharded(x))\nGAIN = 2.0\nshow(sharded(x))\n",
+        True,
+    )
+    yield _scenario(
+        "nnx-shard-map--alone",
+        _NNX_SIBLINGS + "show(scaled(x))\nGAIN = 2.0\nshow(scaled(x))\n",
         False,
     )
     yield _scenario(
