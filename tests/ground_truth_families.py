@@ -496,6 +496,35 @@ x = jnp.arange(3.0)
 """
 
 
+# A Flax NNX graph definition read as a global, split again after ``model.eval()``: the state
+# keeps its structure, so the trace made with the old graph definition is reused.
+_GRAPHDEF = """
+from flax import nnx
+
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(3, 3, rngs=rngs)
+        self.norm = nnx.BatchNorm(3, rngs=rngs)
+
+    def __call__(self, x):
+        return self.norm(self.linear(x))
+
+
+model = Net(nnx.Rngs(0))
+graphdef, state = nnx.split(model)
+
+
+@jax.jit
+def forward(state, x):
+    return nnx.merge(graphdef, state)(x)
+
+
+# main
+x = jnp.arange(6.0).reshape(2, 3)
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -677,6 +706,18 @@ def families() -> Iterator[Program]:
     yield _scenario(
         "nnx-shard-map--alone",
         _NNX_SIBLINGS + "show(scaled(x))\nGAIN = 2.0\nshow(scaled(x))\n",
+        False,
+    )
+    yield _scenario(
+        "nnx-graphdef--split-after-eval",
+        _GRAPHDEF + "show(forward(state, x))\nmodel.eval()\ngraphdef, state = nnx.split(model)\n"
+        "show(forward(state, x))\n",
+        True,
+    )
+    yield _scenario(
+        "nnx-graphdef--split-again-unchanged",
+        _GRAPHDEF + "show(forward(state, x))\ngraphdef, state = nnx.split(model)\n"
+        "show(forward(state, x))\n",
         False,
     )
     yield _scenario(
