@@ -358,6 +358,23 @@ def test_a_bad_notebook_gets_one_line_and_exit_2(
         assert entry["code"] == "E902" and entry["message"].startswith(message)
 
 
+@pytest.mark.parametrize("command", ["check", "fix", "diff"])
+def test_a_folder_walk_skips_notebooks_of_other_languages(tmp_path: Path, command: str) -> None:
+    """As ruff does: found in a folder, an R or Julia notebook is not ours to check; named on
+    the command line it is refused (the test above)."""
+    other = notebook(("code", "x <- 1\n"), metadata={"kernelspec": {"language": "R"}})
+    (tmp_path / "analysis.ipynb").write_text(other, encoding="utf-8")
+    stale = notebook(*STALE_CELLS)
+    (tmp_path / "train.ipynb").write_text(stale, encoding="utf-8")
+    code, out, err = run(command, "--no-cache", str(tmp_path))
+    assert "analysis.ipynb" not in out + err
+    assert (tmp_path / "analysis.ipynb").read_text(encoding="utf-8") == other
+    if command == "fix":
+        assert code == 0 and (tmp_path / "train.ipynb").read_text(encoding="utf-8") != stale
+    else:  # the Python notebook's finding, or its diff
+        assert code == 1 and "train.ipynb" in out
+
+
 def test_a_notebook_without_code_is_clean(tmp_path: Path) -> None:
     path = tmp_path / "notes.ipynb"
     path.write_text(notebook(("markdown", "# Notes")), encoding="utf-8")

@@ -109,7 +109,13 @@ def _collect(
     if not selected and not errors and not args.quiet:
         print("warning: no Python files found under the given paths", file=stderr)
     files = [(s.path, _file_settings(s)) for s in selected]
-    results.extend(run_all(work, files, run, args.jobs, **kwargs))
+    named = set(paths)
+    results.extend(
+        result
+        for result in run_all(work, files, run, args.jobs, **kwargs)
+        # A folder's notebooks of other languages are not ours; a named one is refused.
+        if not (result.other_language and result.path not in named)
+    )
     return results
 
 

@@ -19,7 +19,7 @@ from ..diffs import python_lines, unified_diff
 from ..files import Source, SourceError, read_source, write_source
 from ..notebook import is_notebook
 from ..notebook.cells import CellMap
-from ..notebook.reader import read_notebook
+from ..notebook.reader import OtherLanguageNotebook, read_notebook
 from ..rules import ANALYSIS_FAILED
 from ..settings import RunOptions, Settings
 
@@ -45,6 +45,8 @@ class FileResult:
     output: bytes | None = None
     # A notebook: where its module's lines stand in its cells (the outputs name cells).
     cells: CellMap | None = None
+    # A notebook of another language (with ``error`` set): skipped unless named.
+    other_language: bool = False
 
 
 class _Consulted:
@@ -111,6 +113,7 @@ def check_file(
             store.put(key, result.findings, depends)
     except SourceError as error:
         result.error = str(error)
+        result.other_language = isinstance(error, OtherLanguageNotebook)
     return result
 
 
@@ -162,6 +165,7 @@ def fix_file(
                 write_source(source, outcome.source)
     except SourceError as error:
         result.error = str(error)
+        result.other_language = isinstance(error, OtherLanguageNotebook)
         result.fixed = 0
     return result
 

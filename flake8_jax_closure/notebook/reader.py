@@ -35,6 +35,11 @@ class NotebookError(SourceError):
     """A file that cannot be read as a Python notebook; the message is one line."""
 
 
+class OtherLanguageNotebook(NotebookError):
+    """A notebook whose kernel runs another language than Python (R, Julia): refused when
+    named, skipped when a folder walk finds it, as ruff does."""
+
+
 @dataclass(frozen=True)
 class CodeCell:
     index: int  # 0-based among all the notebook's cells
@@ -104,7 +109,7 @@ def _document(source: Source) -> dict[str, Any]:
         raise NotebookError(f"{path}: not a notebook: no 'cells' list")
     language = _kernel_language(data)
     if language is not None:
-        raise NotebookError(
+        raise OtherLanguageNotebook(
             f"{path}: not a Python notebook (its kernel's language is {language!r})"
         )
     return data
