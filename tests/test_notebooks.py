@@ -311,6 +311,25 @@ def test_masked_lines_are_the_lines_ipython_transforms(cell: str) -> None:
     assert kept == set(range(len(lines))) - masked
 
 
+def test_a_timed_statement_is_analysed(tmp_path: Path) -> None:
+    """``%time f(x)`` runs ``f(x)``: its calls trace and reuse, with positions in the cell."""
+    path = tmp_path / "timed.ipynb"
+    cells = (
+        ("code", "import jax\nSCALE = 1.0\n\n@jax.jit\ndef f(x):\n    return x * SCALE"),
+        ("code", "%time y = f(1.0)\nSCALE = 2.0\n%time y = f(1.0)"),
+    )
+    path.write_text(notebook(*cells), encoding="utf-8")
+    code, out, _ = run("check", "--no-cache", "--format", "json", str(path))
+    (finding,) = json.loads(out)
+    assert code == 1 and finding["code"] == "JC102"
+    steps = [(s["role"], s["cell"], s["line"]) for s in finding["witness"]]
+    assert steps == [("trace", 2, 1), ("change", 2, 2), ("reuse", 2, 3)]
+    calls = [s["column"] for s in finding["witness"] if s["role"] != "change"]
+    assert calls == [11, 11]  # the calls' own columns, after `%time`, 1-based
+    masked_lines, masked = mask_cell(["%time y = f(1.0)\n"])
+    assert masked_lines == ["if 1: y = f(1.0)\n"] and masked == {0}
+
+
 def test_an_assignment_from_a_magic_keeps_its_target() -> None:
     masked_lines, _ = mask_cell(["    files, n = !ls\n"])
     assert masked_lines == ["    files, n = None\n"]

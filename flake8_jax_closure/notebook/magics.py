@@ -6,7 +6,9 @@ that ends in ``?``, becomes a call; so does the right side of ``x = !cmd`` and `
 a first line ``%%name`` makes the whole cell the input of a cell magic. Each such line becomes
 ``pass`` at its own indentation (a block holding only ``%pip install`` stays a block), and an
 assignment keeps its targets (``x = None``): the name is rebound there, as IPython rebinds it.
-A line magic continued with a backslash is masked with its continuation lines.
+A line magic continued with a backslash is masked with its continuation lines. ``%time`` runs
+the statement after it in the notebook's namespace: that statement is kept (``if 1: y = f(x)``,
+as long as ``%time y = f(x)``, so columns stay).
 
 A cell magic's body is not Python (``%%bash``, ``%%writefile``), except for the magics listed
 in ``PYTHON_CELL_MAGICS``, which run the rest of the cell as Python in the notebook's
@@ -18,6 +20,7 @@ begins with ``%`` or ``/`` is Python (``tokenize`` tells where statements end).
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -26,6 +29,11 @@ from collections.abc import Sequence
 # Cell magics whose body is Python run in the notebook's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture"})
 
+# Statements that hold others: never the one statement a line magic runs.
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
+)  # fmt: skip
 # A cheap test first: most cells hold nothing IPython transforms.
 _MAYBE = re.compile(r"^[ \t]*[!%?/,;]|\?[ \t]*$|=[ \t]*[!%]", re.MULTILINE)
 _ESCAPES = ("!", "%", "?", "/", ",", ";")
@@ -51,12 +59,31 @@ def _placeholder(line: str) -> str | None:
     assigned = _ASSIGNED.match(code)
     if assigned is not None:
         return f"{assigned.group('targets')} = None"
+    timed = _timed(code)
+    if timed is not None:
+        return timed
     if code.startswith(_ESCAPES):
         return "pass"
     # ``obj?``, ``obj.attr??``: help. A comment may end in ``?``; Python code never does.
     if code.endswith("?") and "#" not in code:
         return "pass"
     return None
+
+
+def _timed(code: str) -> str | None:
+    """``%time y = f(x)`` runs ``y = f(x)`` in the notebook's namespace: kept as ``if 1: y =
+    f(x)`` (``if 1:`` is as long as ``%time``, so columns stay), when it is one simple
+    statement on its line."""
+    if not code.startswith("%time ") and not code.startswith("%time\t"):
+        return None
+    statement = code[len("%time") :].strip()
+    try:
+        tree = ast.parse(statement)
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or isinstance(tree.body[0], _COMPOUND):
+        return None
+    return "if 1:" + code[len("%time") :]
 
 
 def _complete(text: str) -> bool:
