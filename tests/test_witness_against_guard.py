@@ -63,6 +63,14 @@ KNOWN_MISMATCHES: dict[str, str] = {
     f"nnx-jit-value-and-grad-wrapped--{shape}": _NNX_THROUGH_GRAD
     for shape in ("sequence", "loop", "function-run-twice", "try-except", "same-shape-after")
 }
+KNOWN_MISMATCHES |= {
+    "lazy-global--redrawn": "the guard never stops it: it takes the trace's own lazy store for "
+    "initialisation and accepts the value drawn again later",
+    "lazy-closure--reset": "the guard never stops it: it takes the trace's own lazy store for "
+    "initialisation and accepts the value reset later",
+    "named-tuple-list--in-place": "the guard never stops it: it does not look inside the fields "
+    "of a NamedTuple whose bound method is compiled",
+}
 
 # A position in the program's file: line (1-based) and column (0-based; None where Python does
 # not record it).
