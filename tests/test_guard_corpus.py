@@ -74,6 +74,8 @@ GROUND_TRUTH_SAMPLE = (
     "own-write--called-once",
     "guarded-write--backoff",
     "guarded-write--reset-before",
+    "bound-method-again--old-wrapper-alive",
+    "bound-method-again--old-wrapper-gone",
 )
 GROUND_TRUTH_CHUNKS = 4
 # Stale programs the guard does not catch yet: it does not watch what ``nnx.jit`` compiles
@@ -90,9 +92,6 @@ GROUND_TRUTH_CHUNKS = 4
 #   changes the output of the safe twin);
 # - a static ``self`` whose helper branches on a counter: the guard stops at the first change of
 #   the counter, though the branch taken (and the result) is still the same;
-# - a bound method compiled again once the old wrapper is gone: the guard's probe outlives the
-#   old wrapper, so the new one shares its traces where JAX's would start empty (the guard makes
-#   the safe program stale);
 # - a Flax NNX graph definition split again after ``model.eval()``: ``retrace`` mode does not
 #   trace again (``error`` and ``warn`` do stop it).
 FAMILY_GAPS = frozenset(
@@ -103,7 +102,6 @@ FAMILY_GAPS = frozenset(
         "vmap-after--same-example-shape",
         "vmap-after--new-example-shape",
         "counter-branch--advanced",
-        "bound-method-again--old-wrapper-gone",
         "nnx-graphdef--split-after-eval",
     }
 )

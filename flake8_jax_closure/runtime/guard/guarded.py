@@ -31,6 +31,8 @@ from .state import MAX_EVENTS, OFF, RECORD, SETTINGS, StaleEvent
 from .tracing import ACTIVE, active_session
 
 MAX_RECORDS = 64  # traces remembered per function; JAX's own caches are bounded too
+# What a guarded bound method finds at its first use (``GuardedFunction._bind``).
+_BOUND_LATER = frozenset({"_probe", "_statistics", "_compiled"})
 
 
 class Outcome:
@@ -63,11 +65,21 @@ class GuardedFunction:
         self._function = function
         self._transform_args = transform_args
         self._transform_kwargs = transform_kwargs
-        self._probe = probe_for(kind, function)
-        self._statistics = self._probe.statistics
-        self._compiled = transform(self._probe.callable, *transform_args, **transform_kwargs)
+        if not isinstance(function, MethodType):
+            self._bind()
+        # A bound method's probe is found at its first use: JAX shares a bound method's traces
+        # with the wrappers of an equal bound method still alive when it is called, not when
+        # it is made (``fast = jax.jit(model.calc)`` made again starts empty once the old
+        # ``fast`` is gone). See ``__getattr__``.
         functools.update_wrapper(self, function, updated=())
         self.__wrapped__ = function
+
+    def _bind(self) -> None:
+        self._probe = probe_for(self._kind, self._function)
+        self._statistics = self._probe.statistics
+        self._compiled = self._transform(
+            self._probe.callable, *self._transform_args, **self._transform_kwargs
+        )
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -277,7 +289,10 @@ class GuardedFunction:
     # -- JAX's interface ------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_compiled", "_probe"):
+        if name in _BOUND_LATER and "_function" in self.__dict__:
+            self._bind()  # a bound method's first use
+            return self.__dict__[name]
+        if name.startswith("__") or name in _BOUND_LATER:
             raise AttributeError(name)
         return getattr(self._compiled, name)
 
