@@ -330,6 +330,20 @@ def test_a_timed_statement_is_analysed(tmp_path: Path) -> None:
     assert masked_lines == ["if 1: y = f(1.0)\n"] and masked == {0}
 
 
+def test_a_cell_magic_below_form_comments_is_masked(tmp_path: Path) -> None:
+    """Colab puts form lines (``# @title``) above a cell magic; the cell is still not Python,
+    and the rest of the notebook is checked."""
+    masked_lines, masked = mask_cell(["# @title Maths\n", "%%latex\n", "\\frac{1}{2}\n"])
+    assert masked_lines == ["# @title Maths\n", "pass\n", "pass\n"] and masked == {1, 2}
+    path = tmp_path / "colab.ipynb"
+    path.write_text(
+        notebook(STALE_CELLS[0], ("code", "# @title Maths\n%%latex\n\\frac{1}{2}"), STALE_CELLS[1]),
+        encoding="utf-8",
+    )
+    code, out, _ = run("check", "--no-cache", "--format", "json", str(path))
+    assert code == 1 and [f["code"] for f in json.loads(out)] == ["JC102"]
+
+
 def test_an_assignment_from_a_magic_keeps_its_target() -> None:
     masked_lines, _ = mask_cell(["    files, n = !ls\n"])
     assert masked_lines == ["    files, n = None\n"]

@@ -3,7 +3,8 @@
 IPython transforms a cell before Python parses it: a line that starts a statement with ``!``
 (shell), ``%`` (line magic), ``?``/``??`` (help), or ``,``, ``;``, ``/`` (auto-call), or
 that ends in ``?``, becomes a call; so does the right side of ``x = !cmd`` and ``x = %magic``;
-a first line ``%%name`` makes the whole cell the input of a cell magic. Each such line becomes
+a first line ``%%name`` (below comment lines only, such as Colab's ``# @title``) makes the
+rest of the cell the input of a cell magic. Each such line becomes
 ``pass`` at its own indentation (a block holding only ``%pip install`` stays a block), and an
 assignment keeps its targets (``x = None``): the name is rebound there, as IPython rebinds it.
 A line magic continued with a backslash is masked with its continuation lines. ``%time`` runs
@@ -106,15 +107,20 @@ def mask_cell(lines: Sequence[str]) -> tuple[list[str], frozenset[int]]:
     """The cell's lines (with their endings) as Python, and the 0-based numbers of the lines
     replaced."""
     out = list(lines)
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    # Comments may stand above a cell magic: Colab's form lines (``# @title``) do.
+    first = next(
+        (i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")),
+        None,
+    )
     if first is None:
         return out, frozenset()
     head = lines[first].strip()
     if head.startswith("%%"):
         name = head[2:].split(maxsplit=1)[0] if head[2:].strip() else ""
         if name not in PYTHON_CELL_MAGICS:
-            masked = range(len(lines))
-            return [f"pass{_ending(line)}" for line in lines], frozenset(masked)
+            masked = range(first, len(lines))
+            out[first:] = [f"pass{_ending(line)}" for line in lines[first:]]
+            return out, frozenset(masked)
         out[first] = f"{_indent(lines[first])}pass{_ending(lines[first])}"
         rest, masked_rest = mask_cell(["\n"] * (first + 1) + list(lines[first + 1 :]))
         out[first + 1 :] = rest[first + 1 :]
