@@ -56,6 +56,7 @@ PROJECTS = HERE / "projects.txt"
 JUDGEMENTS = HERE / "judgements.csv"
 RESULTS = HERE / "results.md"
 SHIMS = HERE / "shims"
+ECOSYSTEM = HERE.parent / "ecosystem" / "projects.txt"
 DEFAULT_TIMEOUT = 180
 JUDGEMENT_FIELDS = ("project", "path", "line", "code", "name", "kind", "verdict", "reason")
 
@@ -135,6 +136,17 @@ def read_projects(path: Path = PROJECTS) -> list[Project]:
                 raise SystemExit(f"{path}:{number}: unknown option {key!r}")
         projects[-1].entries.append(entry)
     return projects
+
+
+def reserved(projects: Iterable[Project], ecosystem: Path = ECOSYSTEM) -> list[str]:
+    """The projects of the list that the ecosystem check keeps for a held-out split other than
+    the first (``held-out-2`` and later): never run here."""
+    marked = {}
+    for line in ecosystem.read_text(encoding="utf-8").splitlines():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) == 3 and re.fullmatch(r"held-out-\d+", fields[2]):
+            marked[fields[0].lower()] = fields[2]
+    return [p.name for p in projects if p.name.lower() in marked]
 
 
 # -- prepare ----------------------------------------------------------------------------------
@@ -744,6 +756,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--keep", type=Path, help="keep each run's stderr and events here")
     args = parser.parse_args(argv)
     projects = read_projects()
+    if reserved(projects):
+        raise SystemExit(
+            f"kept for a held-out split, not to be run: {', '.join(reserved(projects))}"
+        )
     if args.only:
         projects = [p for p in projects if p.name in args.only]
     if args.command == "prepare":

@@ -24,6 +24,7 @@ from guard_recall import (  # noqa: E402
     read_events,
     read_projects,
     report,
+    reserved,
 )
 
 
@@ -193,3 +194,11 @@ def test_with_errors_allowed_a_cell_that_does_not_parse_is_left_out_alone() -> N
     exec(compile(converted.text, "converted.py", "exec"), namespace)  # noqa: S102
     assert namespace["z"] == 1 and "y" not in namespace
     assert "# y = # your code here" in converted.text.splitlines()
+
+
+def test_no_project_of_the_list_is_kept_for_a_later_held_out_split(tmp_path: Path) -> None:
+    assert reserved(read_projects()) == []
+    ecosystem = tmp_path / "projects.txt"
+    ecosystem.write_text("a/one 1 held-out\nb/two 2 held-out-2  # kept\nc/three 3\n", "utf-8")
+    projects = [Project("a/one", "1"), Project("B/Two", "2"), Project("c/three", "3")]
+    assert reserved(projects, ecosystem) == ["B/Two"]
