@@ -648,6 +648,27 @@ def run_entry(
     return Outcome(entry.path, status, seconds, read_events(events, cwd, relocate))
 
 
+def outcome_key(project: Project, entry: Entry) -> str:
+    """What a saved outcome was run with: the project, its commit and the file's options."""
+    options = {k: v for k, v in entry.__dict__.items() if k != "note"}
+    return json.dumps([project.name, project.commit, options], sort_keys=True)
+
+
+def save_outcomes(path: Path, outcomes: dict[str, Outcome]) -> None:
+    data = {
+        key: {**o.__dict__, "stale": [s.__dict__ for s in o.stale]} for key, o in outcomes.items()
+    }
+    path.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def load_outcomes(path: Path) -> dict[str, Outcome]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        key: Outcome(**{**item, "stale": [Stale(**s) for s in item["stale"]]})
+        for key, item in data.items()
+    }
+
+
 # -- report -----------------------------------------------------------------------------------
 
 
@@ -754,6 +775,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--only", nargs="*", help="owner/name of the projects to run")
     run.add_argument("--write", action="store_true", help=f"write the report to {RESULTS}")
     run.add_argument("--keep", type=Path, help="keep each run's stderr and events here")
+    run.add_argument(
+        "--outcomes",
+        type=Path,
+        help="JSON of each file's outcome: read to skip files already run with the same "
+        "project, commit and options, then written with this run's",
+    )
     args = parser.parse_args(argv)
     projects = read_projects()
     if reserved(projects):
@@ -766,11 +793,16 @@ def main(argv: list[str] | None = None) -> int:
         prepare(projects, args.dest, args.mirrors)
         return 0
     tool = args.tool.split()
+    saved = load_outcomes(args.outcomes) if args.outcomes and args.outcomes.exists() else {}
     results = []
     for project in projects:
         root = (args.checkouts / project.folder).resolve()
         outcomes = []
         for entry in project.entries:
+            key = outcome_key(project, entry)
+            if key in saved:
+                outcomes.append(saved[key])
+                continue
             with tempfile.TemporaryDirectory(prefix="guard-recall-") as scratch:
                 outcome = run_entry(tool, project, entry, root, Path(scratch))
                 if args.keep:
@@ -781,6 +813,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{project.name} {entry.path}: {outcome.status} ({outcome.seconds:.0f} s, "
                   f"{len(outcome.stale)} stale)", file=sys.stderr)  # fmt: skip
             outcomes.append(outcome)
+            saved[key] = outcome
+            if args.outcomes:
+                save_outcomes(args.outcomes, saved)
         findings = check_files(tool, root, [e.path for e in project.entries])
         ran = {o.path for o in outcomes}
         results.append(ProjectResult(project, outcomes, compare(

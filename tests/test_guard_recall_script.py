@@ -19,12 +19,15 @@ from guard_recall import (  # noqa: E402
     Relocate,
     compare,
     convert_notebook,
+    load_outcomes,
+    outcome_key,
     parse_findings,
     parse_stale,
     read_events,
     read_projects,
     report,
     reserved,
+    save_outcomes,
 )
 
 
@@ -202,3 +205,16 @@ def test_no_project_of_the_list_is_kept_for_a_later_held_out_split(tmp_path: Pat
     ecosystem.write_text("a/one 1 held-out\nb/two 2 held-out-2  # kept\nc/three 3\n", "utf-8")
     projects = [Project("a/one", "1"), Project("B/Two", "2"), Project("c/three", "3")]
     assert reserved(projects, ecosystem) == ["B/Two"]
+
+
+def test_outcomes_saved_are_reused_only_for_the_same_commit_and_options(tmp_path: Path) -> None:
+    stale = parse_stale(MESSAGE, tmp_path, _relocate(tmp_path))
+    assert stale is not None
+    project = Project("a/one", "1111")
+    entry = Entry("d/nb.ipynb", timeout=60)
+    saved = {outcome_key(project, entry): Outcome("d/nb.ipynb", "ok", 3.0, [stale])}
+    save_outcomes(tmp_path / "o.json", saved)
+    assert load_outcomes(tmp_path / "o.json") == saved
+    assert outcome_key(project, Entry("d/nb.ipynb", timeout=60, note="x")) in saved
+    assert outcome_key(project, Entry("d/nb.ipynb", timeout=90)) not in saved
+    assert outcome_key(Project("a/one", "2222"), entry) not in saved

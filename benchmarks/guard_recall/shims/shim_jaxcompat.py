@@ -1,9 +1,11 @@
-"""Names that older tutorials use and current JAX has removed, each pointing at its successor;
-the program's code stays as it is."""
+"""Names that older tutorials use and current JAX has removed, each pointing at its successor
+(``jax.tree_map``, ``jax.experimental.stax``, ``jax.ops.index_update``, ``from jax.config import
+config``, ``jax.random.PRNGKeyArray``); the program's code stays as it is."""
 
 from __future__ import annotations
 
 import sys
+import types
 
 import jax
 import jax.tree_util as tree_util
@@ -28,3 +30,22 @@ try:
     sys.modules["jax.experimental.optimizers"] = optimizers
 except ImportError:
     pass
+
+
+class _Index:
+    """``jax.ops.index[...]``: the index itself."""
+
+    def __getitem__(self, index: object) -> object:
+        return index
+
+
+if not hasattr(jax.ops, "index"):
+    jax.ops.index = _Index()  # type: ignore[attr-defined]
+    for _name, _method in (("index_update", "set"), ("index_add", "add"), ("index_mul", "multiply"),
+                           ("index_min", "min"), ("index_max", "max")):  # fmt: skip
+        setattr(jax.ops, _name, lambda x, idx, y, _m=_method: getattr(x.at[idx], _m)(y))
+
+if "jax.config" not in sys.modules or not hasattr(sys.modules["jax.config"], "config"):
+    _config_module = types.ModuleType("jax.config")
+    _config_module.config = jax.config  # type: ignore[attr-defined]
+    sys.modules["jax.config"] = _config_module
