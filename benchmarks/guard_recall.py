@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import os
@@ -487,8 +488,8 @@ def _finding_name(item: dict[str, object]) -> str:
 def parse_findings(output: str) -> list[Finding]:
     found = []
     for item in json.loads(output):
-        if not str(item["code"]).startswith(("JC1", "JC2")):
-            continue  # E999 (does not parse), E902 (not a Python notebook)
+        if not str(item["code"]).startswith(("JC1", "JC2", "E999")):
+            continue  # E902 (not a Python notebook)
         path = os.path.normpath(item["filename"])
         if item.get("cell") is not None:
             path = f"{path}:cell {item['cell']}"
@@ -560,7 +561,7 @@ def compare(stale: Sequence[Stale], findings: Sequence[Finding], ran: set[str]) 
             found.append((call, default[0]))
             confirmed.update(default)
             continue
-        hazards = [f for f in findings if not f.default and matches(call, f)]
+        hazards = [f for f in findings if f.code.startswith("JC2") and matches(call, f)]
         if hazards:
             hazard_only.append((call, hazards[0]))
         else:
@@ -648,10 +649,13 @@ def run_entry(
     return Outcome(entry.path, status, seconds, read_events(events, cwd, relocate))
 
 
-def outcome_key(project: Project, entry: Entry) -> str:
-    """What a saved outcome was run with: the project, its commit and the file's options."""
+def outcome_key(project: Project, entry: Entry, shims: Path = SHIMS) -> str:
+    """What a saved outcome was run with: the project, its commit, the file's options and the
+    text of the shims it loaded."""
     options = {k: v for k, v in entry.__dict__.items() if k != "note"}
-    return json.dumps([project.name, project.commit, options], sort_keys=True)
+    texts = [(shims / f"shim_{name}.py") for name in entry.shims] + [shims / "sitecustomize.py"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in texts if p.exists())).hexdigest()
+    return json.dumps([project.name, project.commit, options, digest[:16]], sort_keys=True)
 
 
 def save_outcomes(path: Path, outcomes: dict[str, Outcome]) -> None:
@@ -696,6 +700,7 @@ class ProjectResult:
     project: Project
     outcomes: list[Outcome]
     comparison: Comparison
+    unparsed: list[Finding] = field(default_factory=list)  # E999: files the linter skipped
 
 
 Judgements = dict[tuple[str, str, int, str, str], dict[str, str]]
@@ -722,6 +727,10 @@ def report(results: Sequence[ProjectResult], judgements: Judgements) -> str:
         found_lines += [f"`{s.function}` `{s.value}`: only API hazard {f.code} at {f.path}:{f.line}"
                         for s, f in comparison.hazard_only]  # fmt: skip
         found_lines += [f"`{s.function}` `{s.value}`: **missed**" for s in comparison.missed]
+        found_lines += [
+            f"**not parsed** by the linter: {f.path}:{f.line} ({f.message[:60]})"
+            for f in result.unparsed
+        ]
         unconfirmed = []
         for f in comparison.unconfirmed:
             row = judgements.get((project.name, f.path, f.line, f.code, f.name), {})
@@ -775,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--only", nargs="*", help="owner/name of the projects to run")
     run.add_argument("--write", action="store_true", help=f"write the report to {RESULTS}")
     run.add_argument("--keep", type=Path, help="keep each run's stderr and events here")
+    run.add_argument("--note", default="", help="a line for the report's head (the versions)")
     run.add_argument(
         "--outcomes",
         type=Path,
@@ -818,14 +828,15 @@ def main(argv: list[str] | None = None) -> int:
                 save_outcomes(args.outcomes, saved)
         findings = check_files(tool, root, [e.path for e in project.entries])
         ran = {o.path for o in outcomes}
-        results.append(ProjectResult(project, outcomes, compare(
-            [s for o in outcomes for s in o.stale], findings, ran)))  # fmt: skip
+        stale = [s for o in outcomes for s in o.stale]
+        unparsed = [f for f in findings if f.code == "E999"]
+        results.append(ProjectResult(project, outcomes, compare(stale, findings, ran), unparsed))
     text = report(results, read_judgements())
     sys.stdout.write(text)
     if args.write:
         RESULTS.write_text(
             "# Guard recall on real code\n\nWritten by `python benchmarks/guard_recall.py run "
-            "--checkouts DIR --write`.\n\n" + text,
+            "--checkouts DIR --write`.\n\n" + (f"{args.note}\n\n" if args.note else "") + text,
             encoding="utf-8",
         )
     return 0

@@ -141,7 +141,7 @@ def test_findings_are_parsed_from_the_linters_json() -> None:
     output = json.dumps([
         {"code": "JC104", "filename": "./d/nb.ipynb", "cell": 2, "line": 4, "name": "self",
          "function": "step", "message": "'step' (jax.jit) reads 'self.cfg', set ..."},
-        {"code": "E999", "filename": "b.py", "cell": None, "line": 1, "message": "syntax"},
+        {"code": "E902", "filename": "b.ipynb", "cell": None, "line": 1, "message": "not Python"},
     ])  # fmt: skip
     assert parse_findings(output) == [
         Finding(
@@ -218,3 +218,29 @@ def test_outcomes_saved_are_reused_only_for_the_same_commit_and_options(tmp_path
     assert outcome_key(project, Entry("d/nb.ipynb", timeout=60, note="x")) in saved
     assert outcome_key(project, Entry("d/nb.ipynb", timeout=90)) not in saved
     assert outcome_key(Project("a/one", "2222"), entry) not in saved
+
+
+def test_a_file_the_linter_cannot_parse_is_named_in_the_report(tmp_path: Path) -> None:
+    output = json.dumps([
+        {"code": "E999", "filename": "d/nb.ipynb", "cell": 23, "line": 14,
+         "message": "SyntaxError: invalid syntax"},
+    ])  # fmt: skip
+    (unparsed,) = parse_findings(output)
+    assert not unparsed.default
+    outcomes = [Outcome("d/nb.ipynb", "ok", 3.0, [])]
+    comparison = compare([], [unparsed], {"d/nb.ipynb"})
+    assert comparison.unconfirmed == []
+    result = ProjectResult(Project("a/one", "1111"), outcomes, comparison, [unparsed])
+    assert "**not parsed** by the linter: d/nb.ipynb:cell 23:14 (SyntaxError" in report(
+        [result], {}
+    )
+
+
+def test_an_outcome_is_run_again_when_a_shim_it_loads_changes(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("", "utf-8")
+    (tmp_path / "shim_data.py").write_text("A = 1\n", "utf-8")
+    project, entry = Project("a/one", "1111"), Entry("s.py", shims=["data"])
+    before = outcome_key(project, entry, tmp_path)
+    assert outcome_key(project, Entry("s.py"), tmp_path) != before
+    (tmp_path / "shim_data.py").write_text("A = 2\n", "utf-8")
+    assert outcome_key(project, entry, tmp_path) != before

@@ -1,6 +1,7 @@
 """Names that older tutorials use and current JAX has removed, each pointing at its successor
 (``jax.tree_map``, ``jax.experimental.stax``, ``jax.ops.index_update``, ``from jax.config import
-config``, ``jax.random.PRNGKeyArray``); the program's code stays as it is."""
+config``, ``jax.random.PRNGKeyArray``, ``jnp.DeviceArray``, ``jnp.clip(a_min=, a_max=)``); the
+program's code stays as it is."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import types
 
 import jax
+import jax.numpy as jnp
 import jax.tree_util as tree_util
 
 for _name in ("tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure", "tree_map"):
@@ -49,3 +51,20 @@ if "jax.config" not in sys.modules or not hasattr(sys.modules["jax.config"], "co
     _config_module = types.ModuleType("jax.config")
     _config_module.config = jax.config  # type: ignore[attr-defined]
     sys.modules["jax.config"] = _config_module
+
+if not hasattr(jnp, "DeviceArray"):
+    jnp.DeviceArray = jax.Array  # type: ignore[attr-defined]
+
+_clip = jnp.clip
+
+
+def _clip_with_old_names(a, a_min=None, a_max=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """``jnp.clip`` with the keywords ``a_min`` and ``a_max`` it had before ``min`` and ``max``."""
+    if a_min is not None:
+        kwargs["min"] = a_min
+    if a_max is not None:
+        kwargs["max"] = a_max
+    return _clip(a, *args, **kwargs)
+
+
+jnp.clip = _clip_with_old_names  # type: ignore[assignment]
