@@ -708,7 +708,17 @@ Judgements = dict[tuple[str, str, int, str, str], dict[str, str]]
 
 def report(results: Sequence[ProjectResult], judgements: Judgements) -> str:
     out = io.StringIO()
-    totals = {"files": 0, "ok": 0, "stale": 0, "found": 0, "hazard": 0, "missed": 0, "unc": 0}
+    totals = {
+        "files": 0,
+        "ok": 0,
+        "passed": 0,
+        "timeout": 0,
+        "stale": 0,
+        "found": 0,
+        "hazard": 0,
+        "missed": 0,
+        "unc": 0,
+    }
     out.write(
         "| project | files run | ran ok / failed why | stale calls the guard saw | found by the "
         "linter (default) | default findings not confirmed |\n"
@@ -738,22 +748,26 @@ def report(results: Sequence[ProjectResult], judgements: Judgements) -> str:
             unconfirmed.append(
                 f"{f.code} `{f.name}` in `{f.function}` at {f.path}:{f.line} ({reason})"
             )
-        n_ok = sum(o.status == "ok" for o in result.outcomes)
         out.write(
             f"| {project.name} `{project.commit[:10]}` | {files} | {statuses} | {seen} | "
             f"{_cell('<br>'.join(found_lines)) or '-'} | "
             f"{_cell('<br>'.join(unconfirmed)) or 'none'} |\n"
         )
         totals["files"] += len(result.outcomes)
-        totals["ok"] += n_ok
+        totals["ok"] += sum(o.status == "ok" for o in result.outcomes)
+        totals["passed"] += sum(o.status.startswith("ok (") for o in result.outcomes)
+        totals["timeout"] += sum(o.status.startswith("timeout") for o in result.outcomes)
         totals["stale"] += len(stale)
         totals["found"] += len(comparison.found)
         totals["hazard"] += len(comparison.hazard_only)
         totals["missed"] += len(comparison.missed)
         totals["unc"] += len(comparison.unconfirmed)
     recall = f"{totals['found'] / totals['stale']:.0%}" if totals["stale"] else "n/a"
+    failed = totals["files"] - totals["ok"] - totals["passed"] - totals["timeout"]
     out.write(
-        f"\n{len(results)} projects, {totals['files']} files run, {totals['ok']} to the end; "
+        f"\n{len(results)} projects, {totals['files']} files run: {totals['ok']} to the end, "
+        f"{totals['passed']} to the end past cells that raised, {totals['timeout']} stopped at "
+        f"their time limit, {failed} failed; "
         f"{totals['stale']} stale calls seen by the guard, {totals['found']} of them default "
         f"findings (recall {recall}), {totals['hazard']} API hazards only, {totals['missed']} "
         f"missed; {totals['unc']} default findings in files that ran not confirmed by the guard.\n"
