@@ -2,7 +2,8 @@
 the stale calls it sees with what the linter reports on the same files.
 
     python benchmarks/guard_recall.py prepare --dest DIR [--mirrors DIR]
-    python benchmarks/guard_recall.py run --checkouts DIR [--tool CMD] [--only NAME ...] [--write]
+    python benchmarks/guard_recall.py run --checkouts DIR [--tool CMD] [--only NAME ...]
+        [--outcomes FILE] [--keep DIR] [--note TEXT] [--write]
 
 ``prepare`` exports each project of ``guard_recall/projects.txt`` at its pinned commit into
 ``DIR/owner+name`` (whole tree: notebooks read the data files beside them), from ``git clone`` of
@@ -11,15 +12,19 @@ GitHub or from mirrors ``MIRRORS/owner+name/repo`` (a bare git directory or a cl
 ``run`` runs each listed file with ``JAX_PLATFORMS=cpu`` under ``CMD guard --mode warn`` (``CMD``
 is ``flake8-jax-closure`` unless ``--tool`` says otherwise), with the file's timeout, environment
 and arguments from the list. A script runs as it is, from its folder (or the listed ``cwd``). A
-notebook's code cells become a script in a temporary folder (``converted_script``): IPython
+notebook's code cells become a script in a temporary folder (``convert_notebook``): IPython
 magics and shell lines become ``pass``, cell magics other than ``%%time``, ``%%timeit`` and
 ``%%capture`` make their cell a comment, and nothing else is added, except that a cell tagged
-``raises-exception`` (the tag with which documentation builds run cells meant to fail) is wrapped
-in ``try``/``except``; the script runs from the notebook's folder. ``guard_recall/shims`` is first
-on ``PYTHONPATH``: its ``sitecustomize`` records every stale-capture warning as JSON (whatever
-filters the program sets), gives notebooks' ``display`` and ``get_ipython``, and imports the
-listed shims (``shim=NAME`` loads ``shims/shim_NAME.py``), which replace downloads with small
-synthetic data.
+``raises-exception`` (the tag with which documentation builds run cells meant to fail), or every
+cell of a file listed with ``errors=continue``, is wrapped in ``try``/``except`` (a cell that
+does not parse becomes a comment there), as a notebook run with errors allowed goes on; the
+script runs from the notebook's folder. ``guard_recall/shims`` is first on ``PYTHONPATH``: its
+``sitecustomize`` records every stale-capture warning as JSON (whatever filters the program
+sets), gives notebooks' ``display`` and ``get_ipython``, and imports the listed shims
+(``shim=NAME`` loads ``shims/shim_NAME.py``), which replace downloads with small synthetic data
+or give removed JAX names their successors. ``--outcomes FILE`` keeps each file's outcome and
+reuses it while the project's commit, the file's options and its shims' text are the same;
+``--keep DIR`` keeps each run's stderr, converted script and recorded warnings.
 
 Then ``CMD check --format json`` runs on the same files, and each stale call the guard saw is
 matched with the default findings (``JC1xx``) of that file: the same compiled function or the
