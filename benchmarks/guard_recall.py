@@ -418,6 +418,39 @@ def parse_stale(message: str, cwd: Path, relocate: Relocate) -> Stale | None:
     )
 
 
+_ALSO = re.compile(
+    r"^  also changed: (?P<value>.+?) \((?P<kind>[^,()]+), at (?P<where>[^()]+?):(?P<line>\d+)\): "
+    r"(?P<summary>.*)$",
+    re.MULTILINE,
+)
+_CODE_OF_KIND = {"closure variable": "JC101", "global": "JC102", "attribute of self": "JC104"}
+
+
+def parse_stale_calls(message: str, cwd: Path, relocate: Relocate) -> list[Stale]:
+    """The first value a stale-call warning names and those it adds (``also changed``; the
+    guard names four at most, and then ``and N more``)."""
+    first = parse_stale(message, cwd, relocate)
+    if first is None:
+        return []
+    calls = [first]
+    for match in _ALSO.finditer(message):
+        kind = match["kind"].removeprefix("an ").removeprefix("a ")
+        where = relocate(_absolute(match["where"], cwd), int(match["line"]))
+        code = _CODE_OF_KIND.get(kind, "JC104" if match["value"].startswith("self.") else "JC103")
+        calls.append(
+            Stale(
+                first.function,
+                match["value"],
+                kind,
+                where[0],
+                where[1],
+                match["summary"].strip(),
+                code,
+            )  # fmt: skip
+        )
+    return calls
+
+
 def _absolute(path: str, cwd: Path) -> str:
     return os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
 
@@ -455,12 +488,10 @@ def read_events(path: Path, cwd: Path, relocate: Relocate) -> list[Stale]:
             entry = json.loads(raw)
         except ValueError:
             continue  # a line cut short by the time-out
-        stale = parse_stale(entry["message"], cwd, relocate)
-        if stale is None:
-            continue
         call = relocate(entry["filename"], entry["lineno"])
-        stale = Stale(**{**stale.__dict__, "call": f"{call[0]}:{call[1]}"})
-        seen.setdefault((stale.function, stale.value, stale.path, stale.line), stale)
+        for stale in parse_stale_calls(entry["message"], cwd, relocate):
+            stale = Stale(**{**stale.__dict__, "call": f"{call[0]}:{call[1]}"})
+            seen.setdefault((stale.function, stale.value, stale.path, stale.line), stale)
     return list(seen.values())
 
 

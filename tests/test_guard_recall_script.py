@@ -23,6 +23,7 @@ from guard_recall import (  # noqa: E402
     outcome_key,
     parse_findings,
     parse_stale,
+    parse_stale_calls,
     read_events,
     read_projects,
     report,
@@ -244,3 +245,23 @@ def test_an_outcome_is_run_again_when_a_shim_it_loads_changes(tmp_path: Path) ->
     assert outcome_key(project, Entry("s.py"), tmp_path) != before
     (tmp_path / "shim_data.py").write_text("A = 2\n", "utf-8")
     assert outcome_key(project, entry, tmp_path) != before
+
+
+def test_the_values_a_warning_adds_are_stale_calls_too(tmp_path: Path) -> None:
+    message = (
+        "compiled function 'sim.<locals>.step' (/p/ex.py:93) reused a trace that read eps2_x (a "
+        "closure variable, at /p/ex.py:97), which has changed since that trace: Array f32[3] [0.0] "
+        "-> Array f32[3] [1.0]\n"
+        "  also changed: eps2_y (a closure variable, at /p/ex.py:97): Array f32[3] [0.0] -> "
+        "Array f32[3] [2.0]\n"
+        "  also changed: self.scale (an attribute of self, at /p/ex.py:98): 1 -> 2\n"
+        "  JC101: make eps2_x an argument of the compiled function"
+    )
+    calls = parse_stale_calls(message, tmp_path, Relocate(Path("/p")))
+    assert [(c.value, c.kind, c.path, c.line, c.code) for c in calls] == [
+        ("eps2_x", "closure variable", "ex.py", 97, "JC101"),
+        ("eps2_y", "closure variable", "ex.py", 97, "JC101"),
+        ("self.scale", "attribute of self", "ex.py", 98, "JC104"),
+    ]
+    assert calls[1].summary == "Array f32[3] [0.0] -> Array f32[3] [2.0]"
+    assert {c.function for c in calls} == {"sim.<locals>.step"}
