@@ -345,20 +345,22 @@ def f(x):
     return x * WEIGHTS[0]
 
 
-def adjust(values):
+def adjust(table):
+    values = table["weights"]
     values[0] = 3.0
 
 
 if __name__ == "__main__":
     print(f(jnp.ones(2)).tolist())
-    adjust(WEIGHTS)
+    adjust({"weights": WEIGHTS})
     print(f(jnp.ones(2)).tolist())
 """
 
 
 @pytest.mark.slow
 def test_verify_names_a_stale_value_the_linter_does_not_see(tmp_path: Path) -> None:
-    # A list changed in place inside a function it is passed to: beyond the analysis.
+    # A list changed in place through a local name, in a function given a dict holding it:
+    # beyond the analysis.
     program = tmp_path / "unseen.py"
     program.write_text(UNSEEN)
     out = io.StringIO()
