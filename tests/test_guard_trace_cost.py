@@ -6,7 +6,7 @@ Counts, not timings: the time a guarded trace takes is measured by ``benchmarks/
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -16,10 +16,11 @@ pytestmark = pytest.mark.jax
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
 
 from flake8_jax_closure import guard  # noqa: E402
 from flake8_jax_closure.guard import StaleCaptureError  # noqa: E402
-from flake8_jax_closure.runtime.guard import tracing  # noqa: E402
+from flake8_jax_closure.runtime.guard import binds, tracing  # noqa: E402
 from flake8_jax_closure.runtime.guard.tracer_search import NODE_BUDGET, TracerSearch  # noqa: E402
 
 X = jnp.arange(3.0)
@@ -190,3 +191,120 @@ def test_frames_followed_do_not_grow_with_an_equinox_model(
     # equinox flattens and unflattens the model's modules many times (code it writes with
     # ``exec``): none of those frames is followed.
     assert visited == ["apply"]
+
+
+# -- primitive binds ----------------------------------------------------------------------------
+
+
+def many_operations(x: Any) -> Any:
+    for _ in range(20):
+        x = jnp.sin(x) * 2.0 + jnp.cos(x)
+    return x
+
+
+def events_while_tracing(function: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many frames the watch's global trace function is called for while ``function``
+    traces."""
+    events = [0]
+    real = tracing._global_trace
+
+    def counting_global(previous: Any) -> Any:
+        watch = real(previous)
+
+        def counted(frame: Any, event: str, arg: Any) -> Any:
+            events[0] += 1
+            return watch(frame, event, arg)
+
+        return counted
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tracing, "_global_trace", counting_global)
+        jax.jit(lambda x: function(x)).trace(X)  # a new function: JAX traces it afresh
+    return events[0]
+
+
+def test_binds_of_jax_primitives_run_without_the_watch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jax._src import core
+
+    real_bind = core.Primitive.__dict__["bind"]
+    watched_binds = events_while_tracing(many_operations, monkeypatch)
+    assert core.Primitive.__dict__["bind"] is real_bind  # JAX's own again after the trace
+    monkeypatch.setattr(tracing, "skip_binds", lambda watch: None)
+    monkeypatch.setattr(tracing, "keep_binds", lambda watch: None)
+    all_watched = events_while_tracing(many_operations, monkeypatch)
+    assert watched_binds * 2 < all_watched
+
+
+def test_binds_keep_the_watch_under_another_tracer() -> None:
+    from jax._src import core
+
+    real_bind = core.Primitive.__dict__["bind"]
+    seen: list[Any] = []
+
+    def other(frame: Any, event: str, arg: Any) -> Any:
+        seen.append(core.Primitive.__dict__["bind"])
+        return None
+
+    import sys
+
+    sys.settrace(other)
+    try:
+        jax.jit(lambda x: many_operations(x)).trace(X)
+    finally:
+        sys.settrace(None)
+    assert seen and all(bind is real_bind for bind in seen)
+
+
+GAIN = 2.0
+
+
+def _abstract_scale(x: Any) -> Any:
+    # A rule of the program's own primitive: it runs inside the primitive's bind.
+    assert GAIN > 0
+    return x
+
+
+def user_primitive() -> Any:
+    from jax.extend.core import Primitive
+
+    primitive = Primitive("program_scale")
+    primitive.def_abstract_eval(_abstract_scale)
+    return primitive
+
+
+PROGRAM_SCALE = user_primitive()
+
+
+def test_rules_of_a_primitive_of_the_program_are_watched() -> None:
+    @jax.jit
+    def uses_primitive(x: Any) -> Any:
+        return PROGRAM_SCALE.bind(x)
+
+    uses_primitive.trace(X)
+    assert "GAIN" in [read.name for read in uses_primitive.reads]
+    assert not binds.runs_user_code(jnp.sin)  # jnp's own code is the library's
+
+
+SLOPE = 3.0
+
+
+@jax.custom_jvp
+def soft(x: Any) -> Any:
+    return jnp.tanh(x)
+
+
+@soft.defjvp
+def _soft_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return soft(x), SLOPE * t  # noqa: JC102 - what the guard is tested on
+
+
+def test_a_custom_rule_run_by_the_bind_of_a_jaxpr_is_watched() -> None:
+    # lax.cond traces its branches into jaxprs; the custom JVP rule inside runs when the
+    # gradient differentiates the cond's jaxpr, within its bind.
+    def loss(x: Any) -> Any:
+        return lax.cond(x.sum() > 0, lambda y: soft(y).sum(), lambda y: y.sum(), x)
+
+    grad = jax.jit(jax.grad(loss))
+    grad.trace(X)
+    assert "SLOPE" in [read.name for read in grad.reads]
