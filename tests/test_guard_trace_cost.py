@@ -308,3 +308,43 @@ def test_a_custom_rule_run_by_the_bind_of_a_jaxpr_is_watched() -> None:
     grad = jax.jit(jax.grad(loss))
     grad.trace(X)
     assert "SLOPE" in [read.name for read in grad.reads]
+
+
+# -- a neural ODE -------------------------------------------------------------------------------
+
+DAMPING = 0.5
+LEARNING_RATE = 0.1
+
+
+def test_a_neural_ode_is_watched_where_the_program_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The vector field runs inside diffrax's loops, under the gradient: its reads are
+    # recorded, and no frame of equinox or diffrax is followed.
+    eqx = pytest.importorskip("equinox")
+    diffrax = pytest.importorskip("diffrax")
+
+    class Field(eqx.Module):
+        mlp: Any
+
+        def __call__(self, t: Any, y: Any, args: Any) -> Any:
+            return self.mlp(y) - DAMPING * y  # noqa: JC102 - what the guard is tested on
+
+    model = Field(eqx.nn.MLP(2, 2, 8, 1, key=jax.random.PRNGKey(0)))
+    params, static = eqx.partition(model, eqx.is_array)
+
+    def loss(params: Any, y0: Any) -> Any:
+        field = eqx.combine(params, static)
+        solution = diffrax.diffeqsolve(
+            diffrax.ODETerm(field), diffrax.Tsit5(), 0.0, 1.0, 0.25, y0, max_steps=8
+        )
+        return jnp.sum(solution.ys**2)
+
+    def step(params: Any, y0: Any) -> Any:
+        grads = jax.grad(loss)(params, y0)
+        return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grads)
+
+    visited = count_visits(monkeypatch)
+    compiled = jax.jit(step)
+    compiled.trace(params, jnp.ones(2))
+    names = {read.name for read in compiled.reads}
+    assert {"DAMPING", "LEARNING_RATE", "static"} <= names
+    assert set(visited) == {"step", "loss", "__call__", "<lambda>"}
