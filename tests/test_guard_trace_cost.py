@@ -255,6 +255,57 @@ def test_binds_keep_the_watch_under_another_tracer() -> None:
     assert seen and all(bind is real_bind for bind in seen)
 
 
+def many_softplus(x: Any) -> Any:
+    for _ in range(20):
+        x = jax.nn.softplus(x) * 2.0
+    return x.sum()
+
+
+def test_custom_jvp_calls_of_library_functions_run_without_the_watch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gradient = jax.grad(many_softplus)
+    watched_binds = events_while_tracing(gradient, monkeypatch)
+    monkeypatch.setattr(tracing, "skip_binds", lambda watch: None)
+    monkeypatch.setattr(tracing, "keep_binds", lambda watch: None)
+    all_watched = events_while_tracing(gradient, monkeypatch)
+    assert watched_binds * 2 < all_watched
+
+
+def test_what_reaches_only_library_code() -> None:
+    import math
+    import operator
+    import os
+    from functools import partial
+
+    from jax._src import api_util, linear_util
+
+    from flake8_jax_closure.runtime.guard.library_reach import BUDGET, LibraryReach
+
+    reach = LibraryReach(lambda jaxpr: True)
+
+    def own(x: Any) -> Any:
+        return x
+
+    def wrapped(function: Any) -> Any:
+        """``function`` as JAX hands it to a bind."""
+        debug = api_util.debug_info("test", function, (X,), {})
+        return linear_util.wrap_init(function, debug_info=debug)
+
+    library = [os.path.join, partial(operator.add, 1.0), (jnp.float32, None, "a", jnp.ones(2))]
+    library += [math.sqrt, jax.tree_util.tree_structure(((1, 2), {"a": [3]}))]
+    library.append(wrapped(os.path.basename))
+    assert all(map(reach.only_library, library))
+    programs = [own, partial(operator.add, own), [os.path.join, (own,)], Node, Node([], 1.0)]
+    programs.append(jax.tree_util.tree_structure(Node([1.0], 2.0)))
+    programs.append(wrapped(own))
+    assert not any(map(reach.only_library, programs))
+    nested: Any = ()
+    for _ in range(BUDGET):
+        nested = (nested,)
+    assert reach.only_library(nested[0]) and not reach.only_library(nested)  # past the budget
+
+
 GAIN = 2.0
 
 
@@ -297,6 +348,12 @@ def soft(x: Any) -> Any:
 def _soft_jvp(primals: Any, tangents: Any) -> Any:
     (x,), (t,) = primals, tangents
     return soft(x), SLOPE * t  # noqa: JC102 - what the guard is tested on
+
+
+def test_a_custom_rule_of_the_program_is_watched() -> None:
+    grad = jax.jit(jax.grad(lambda x: soft(x).sum()))
+    grad.trace(X)
+    assert "SLOPE" in [read.name for read in grad.reads]
 
 
 def test_a_custom_rule_run_by_the_bind_of_a_jaxpr_is_watched() -> None:

@@ -5,25 +5,27 @@ the frames it hands no line events: on CPython 3.11, a trace function makes the 
 leave its fast path for every instruction and call the trace function at every call. Most of
 the Python that tracing runs is inside ``Primitive.bind`` (abstract evaluation, JVP and batching
 rules, building the jaxpr), and no user code can run there when the primitive is JAX's own and
-is given no Python to call: so while a session watches, such binds turn the watch off and on
-again around themselves. On a neural ODE (equinox, diffrax) that removes two thirds of the
-frames the watch would see (see ``benchmarks/guard_bench.py``).
+is given no Python of the program's: so while a session watches, such binds turn the watch off
+and on again around themselves. On a neural ODE (equinox, diffrax) that leaves two fifths of
+the frames the watch would see (see ``benchmarks/guard_bench.py``).
 
-A bind keeps the watch when user code could run in it, so that nothing the guard followed
-before is missed:
+A bind runs unwatched only when
 
-- a primitive of a subclass (call primitives, ``custom_jvp`` and ``custom_vjp`` calls, the
-  higher-order primitives of ``hijax``), whose binds call the functions they are given;
-- a parameter that is a callable (classes such as dtypes, and JAX's meshes, aside), a sequence
-  holding one, or a jaxpr with an equation that is not inert in the same sense (a rule of a
-  custom derivative inside runs when the bind differentiates or batches the jaxpr);
-- a primitive with a rule (abstract evaluation, evaluation, JVP, transpose, batching, staging)
-  whose code is the program's own: a primitive the program defines itself, also inside a jaxpr;
-- the current JAX trace is of a class defined in the program (an interpreter of its own).
+- its primitive is of the class ``Primitive`` itself, with no callable among its parameters
+  (classes such as dtypes, and JAX's meshes, aside), nor in a sequence among them, and every
+  jaxpr among them is inert in the same sense, equation by equation (a rule of a custom
+  derivative inside runs when the bind differentiates or batches the jaxpr); or it is a custom
+  JVP call (``jax.nn.softplus``, ``relu``) whose functions, rule and parameters reach only
+  library code and plain data (see ``library_reach``), also as an equation of a jaxpr;
+- every rule JAX may run for the primitive (abstract evaluation, evaluation, JVP, transpose,
+  batching, staging) is library code: a primitive the program defines itself keeps the watch;
+- the current JAX trace is of a class of JAX's own, not an interpreter of the program's.
 
-Nothing is patched while another tracer (a debugger, coverage) is set: the guard then chains to
-it and must not hide frames from it. The decision is made with the watch already off, since its
-own calls would cost what the watch costs.
+Other subclasses (call primitives, ``custom_vjp`` calls, the higher-order primitives of
+``hijax``) call the functions they are given, and keep the watch. Nothing is patched while
+another tracer (a debugger, coverage) is set: the guard then chains to it and must not hide
+frames from it. The decision is made with the watch already off, since its own calls would
+cost what the watch costs.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any
 
 from .library import is_user_code
+from .library_reach import LibraryReach, class_codes, class_runs_user_code
 
 _lock = threading.Lock()
 _watches: set[Any] = set()  # the trace functions of the sessions open now, in any thread
@@ -57,9 +60,10 @@ class _Jax:
     """What the decision needs of JAX's internals, found when the first watch starts."""
 
     def __init__(self) -> None:
-        from jax._src import core, mesh
+        from jax._src import core, custom_derivatives, mesh
 
         self.primitive: Any = core.Primitive
+        self.custom_jvp_call = custom_derivatives.CustomJVPCallPrimitive
         self.jaxprs = (core.Jaxpr, core.ClosedJaxpr)
         self.inert_callables = (type, mesh.Mesh, mesh.AbstractMesh)
         self.trace_context = core.trace_ctx
@@ -71,22 +75,46 @@ class _Decisions:
 
     def __init__(self, jax: _Jax) -> None:
         self.jax = jax
+        self.reach = LibraryReach(self.inert_jaxpr)
         self.library_primitives: dict[Any, bool] = {}
         self.library_traces: dict[type, bool] = {}
         # id -> (whether inert, the jaxpr: kept alive while its id is a key)
         self.inert_jaxprs: dict[int, tuple[bool, Any]] = {}
 
-    def unwatched(self, primitive: Any, params: dict[str, Any]) -> bool:
-        """Whether no user code can run in this bind of ``primitive`` (of the exact class
-        ``Primitive``) with ``params``."""
-        if primitive.call_primitive or not self.library_primitive(primitive):
+    def unwatched(self, primitive: Any, args: tuple[Any, ...], params: dict[str, Any]) -> bool:
+        """Whether no user code can run in this bind of ``primitive`` (of the class
+        ``Primitive`` or ``CustomJVPCallPrimitive``) given ``args`` and ``params``."""
+        if type(primitive) is self.jax.custom_jvp_call:
+            # Its arguments are the function and its JVP rule, wrapped by JAX, then arrays.
+            inert = self.library_primitive(primitive) and all(
+                map(self.reach.only_library, (*args, *params.values()))
+            )
+        else:
+            inert = self.inert_equation(primitive, params)
+        if not inert:
             return False
         trace_class = type(self.jax.trace_context.trace)
         library_trace = self.library_traces.get(trace_class)
         if library_trace is None:
-            library_trace = not runs_user_code(trace_class)
+            library_trace = not class_runs_user_code(trace_class)
             self.library_traces[trace_class] = library_trace
-        return library_trace and self.inert(params)
+        return library_trace
+
+    def inert_equation(self, primitive: Any, params: dict[str, Any]) -> bool:
+        """Whether applying ``primitive`` with ``params`` (in a bind, or as an equation of a
+        jaxpr that a bind evaluates, differentiates or batches) runs only library code."""
+        kind = type(primitive)
+        if kind is self.jax.custom_jvp_call:
+            # The equation keeps its JVP rule as a function (``jvp_jaxpr_fun``).
+            return self.library_primitive(primitive) and all(
+                map(self.reach.only_library, params.values())
+            )
+        return (
+            kind is self.jax.primitive
+            and not primitive.call_primitive
+            and self.library_primitive(primitive)
+            and self.inert(params)
+        )
 
     def library_primitive(self, primitive: Any) -> bool:
         known = self.library_primitives.get(primitive)
@@ -109,20 +137,14 @@ class _Decisions:
         return isinstance(value, self.jax.inert_callables) or not callable(value)
 
     def inert_jaxpr(self, jaxpr: Any) -> bool:
-        """Every equation (and those of the jaxprs in its parameters) is of a library
-        primitive of the exact class ``Primitive`` with inert parameters. Found once per
-        jaxpr."""
+        """Every equation (and those of the jaxprs in its parameters) is inert, as
+        ``inert_equation`` says. Found once per jaxpr."""
         known = self.inert_jaxprs.get(id(jaxpr))
         if known is not None:
             return bool(known[0])
+        self.inert_jaxprs[id(jaxpr)] = (False, jaxpr)  # while it is looked at: not inert
         equations = getattr(jaxpr, "jaxpr", jaxpr).eqns  # a ClosedJaxpr's own jaxpr
-        inert = all(
-            type(equation.primitive) is self.jax.primitive
-            and not equation.primitive.call_primitive
-            and self.library_primitive(equation.primitive)
-            and self.inert(equation.params)
-            for equation in equations
-        )
+        inert = all(self.inert_equation(e.primitive, e.params) for e in equations)
         self.inert_jaxprs[id(jaxpr)] = (inert, jaxpr)
         return inert
 
@@ -140,12 +162,12 @@ def skip_binds(watch: Callable[..., Any]) -> None:
             return
         try:
             jax = _Jax()
+            decisions = _Decisions(jax)
             real = jax.primitive.__dict__["bind"]
         except Exception:  # noqa: BLE001 - another JAX: every bind keeps the watch
             return
-        _decisions = _Decisions(jax)
-        _real_bind = real
-        jax.primitive.bind = _unwatched_bind(real, _decisions)
+        _decisions, _real_bind = decisions, real
+        jax.primitive.bind = _unwatched_bind(real, decisions)
 
 
 def keep_binds(watch: Callable[..., Any]) -> None:
@@ -161,16 +183,16 @@ def keep_binds(watch: Callable[..., Any]) -> None:
 
 def _unwatched_bind(real: Callable[..., Any], decisions: _Decisions) -> Callable[..., Any]:
     gettrace, settrace = sys.gettrace, sys.settrace
-    primitive_class, watches = decisions.jax.primitive, _watches
+    classes, watches = (decisions.jax.primitive, decisions.jax.custom_jvp_call), _watches
 
     def bind(primitive: Any, *args: Any, **params: Any) -> Any:
         watch = gettrace()
-        if watch is None or watch not in watches or type(primitive) is not primitive_class:
+        if watch is None or watch not in watches or type(primitive) not in classes:
             return real(primitive, *args, **params)
         settrace(None)
         unwatched = False
         try:
-            unwatched = decisions.unwatched(primitive, params)
+            unwatched = decisions.unwatched(primitive, args, params)
         except Exception:  # noqa: BLE001 - undecided: the bind keeps the watch
             pass
         finally:
@@ -229,9 +251,6 @@ def _codes(value: Any, depth: int, seen: set[int]) -> Iterator[CodeType | None]:
         for item in value:
             yield from _codes(item, depth - 1, seen)
     elif isinstance(value, type):
-        for klass in value.__mro__:
-            for member in vars(klass).values():
-                if isinstance(member, FunctionType):
-                    yield member.__code__
+        yield from class_codes(value)
     elif callable(value):
-        yield from _codes(type(value), depth - 1, seen)  # its __call__ and other methods
+        yield from class_codes(type(value))  # its __call__ and other methods
