@@ -9,6 +9,11 @@ best round of each is reported, for traces the median.
 - a training step of a small MLP (a few milliseconds on a CPU): percent added;
 - tracing that step, and its first call (trace and compile): percent added by watching the
   trace;
+- tracing a neural ODE training step (an equinox MLP as the vector field, diffrax's Tsit5 with
+  a PID controller, the gradient of a loss and an SGD update): a real model whose trace runs
+  millions of Python calls in JAX, equinox and diffrax and a few in the program's own code.
+  JAX's caches are cleared before each trace, so each is a first trace, as in a fresh process
+  (needs ``pip install equinox diffrax``: the ``benchmark`` extra);
 - memory: what the guard allocates for a function that captured a 64 MiB NumPy array (it keeps
   a fingerprint, never a copy).
 
@@ -28,6 +33,7 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,7 @@ README_END = "<!-- end of guard benchmark -->\n"
 
 CALL_GOAL_US = 5.0
 STEP_GOAL_PERCENT = 1.0
+TRACE_GOAL_RATIO = 1.5
 
 sys.path.insert(0, str(ROOT))
 # One XLA thread on a CPU: CPU time then measures one thread's work, which other processes on
@@ -230,24 +237,120 @@ def step_overhead(rounds: int) -> tuple[tuple[float, float, float], float]:
     return measured, difference / first
 
 
-def trace_overhead(rounds: int, compile: bool) -> tuple[float, float]:
-    """Median seconds of a first call (trace and compile) of a fresh step function, or of
-    tracing it alone (``.trace``)."""
-    params, x, y = mlp_data()
+def traced_side_by_side(
+    make_step: Callable[[], Callable[..., Any]],
+    arguments: tuple[Any, ...],
+    rounds: int,
+    compile: bool = False,
+    cold: bool = False,
+) -> tuple[float, float]:
+    """Median seconds of tracing a fresh step function (``.trace``), or of its first call
+    (trace and compile), by JAX alone and with the guard installed, in alternating order.
+    ``cold``: JAX's caches are emptied before each, as in a fresh process."""
     times: dict[str, list[float]] = {"plain": [], "guarded": []}
     for number in range(rounds):
         kinds = ["plain", "guarded"] if number % 2 == 0 else ["guarded", "plain"]
         for kind in kinds:
-            step = mlp_step_function()
-            compiled = REAL_JIT(step) if kind == "plain" else guarded_jit(step)
-            now = clock()
-            start = now()
-            if compile:
-                jax.block_until_ready(compiled(params, x, y))
-            else:
-                compiled.trace(params, x, y)
-            times[kind].append(now() - start)
+            step = make_step()
+            if cold:
+                jax.clear_caches()
+            gc.collect()
+            with guard.guarding("error") if kind == "guarded" else nullcontext():
+                compiled = jax.jit(step)
+                now = clock()
+                start = now()
+                if compile:
+                    jax.block_until_ready(compiled(*arguments))
+                else:
+                    compiled.trace(*arguments)
+                times[kind].append(now() - start)
     return statistics.median(times["plain"]), statistics.median(times["guarded"])
+
+
+def trace_overhead(rounds: int, compile: bool) -> tuple[float, float]:
+    """Median seconds of a first call (trace and compile) of a fresh MLP step function, or of
+    tracing it alone (``.trace``)."""
+    return traced_side_by_side(mlp_step_function, mlp_data(), rounds, compile=compile)
+
+
+# -- a neural ODE: equinox and diffrax --------------------------------------------------------
+
+ODE_SIZE, ODE_WIDTH, ODE_DEPTH, ODE_BATCH, ODE_TIMES = 2, 64, 2, 8, 16
+ODE_STATIC: Any = None  # the model's parts that are not arrays (set by neural_ode_parts)
+
+
+def neural_ode_parts() -> tuple[Callable[[], Callable[..., Any]], tuple[Any, ...]] | None:
+    """A function making a fresh training step of a neural ODE, and its arguments; None
+    without equinox and diffrax. The step reads the model's static part (``ODE_STATIC``) and
+    the learning rate (``LR``), globals, from outside its arguments."""
+    try:
+        import diffrax
+        import equinox as eqx
+    except ImportError:
+        return None
+
+    class VectorField(eqx.Module):
+        mlp: eqx.nn.MLP
+
+        def __init__(self, key: Any) -> None:
+            self.mlp = eqx.nn.MLP(
+                ODE_SIZE,
+                ODE_SIZE,
+                ODE_WIDTH,
+                ODE_DEPTH,
+                activation=jax.nn.softplus,
+                final_activation=jnp.tanh,
+                key=key,
+            )
+
+        def __call__(self, t: Any, y: Any, args: Any) -> Any:
+            return self.mlp(y)
+
+    class NeuralODE(eqx.Module):
+        field: VectorField
+
+        def __call__(self, ts: Any, y0: Any) -> Any:
+            solution = diffrax.diffeqsolve(
+                diffrax.ODETerm(self.field),
+                diffrax.Tsit5(),
+                t0=ts[0],
+                t1=ts[-1],
+                dt0=ts[1] - ts[0],
+                y0=y0,
+                stepsize_controller=diffrax.PIDController(rtol=1e-3, atol=1e-6),
+                saveat=diffrax.SaveAt(ts=ts),
+            )
+            return solution.ys
+
+    global ODE_STATIC
+    model_key, data_key = jax.random.split(jax.random.PRNGKey(0))
+    params, ODE_STATIC = eqx.partition(NeuralODE(VectorField(model_key)), eqx.is_array)
+
+    def make_step() -> Callable[..., Any]:
+        def loss(params: Any, ts: Any, ys: Any) -> Any:
+            model = eqx.combine(params, ODE_STATIC)
+            predicted = jax.vmap(model, in_axes=(None, 0))(ts, ys[:, 0])
+            return jnp.mean((ys - predicted) ** 2)
+
+        def step(params: Any, ts: Any, ys: Any) -> Any:
+            value, grads = jax.value_and_grad(loss)(params, ts, ys)
+            params = jax.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
+            return params, value
+
+        return step
+
+    ts = jnp.linspace(0.0, 1.0, ODE_TIMES)
+    ys = jax.random.normal(data_key, (ODE_BATCH, ODE_TIMES, ODE_SIZE))
+    return make_step, (params, ts, ys)
+
+
+def neural_ode_trace_overhead(rounds: int) -> tuple[float, float] | None:
+    parts = neural_ode_parts()
+    if parts is None:
+        return None
+    make_step, arguments = parts
+    REAL_JIT(make_step()).trace(*arguments)  # first-use work of equinox and diffrax, untimed
+    return traced_side_by_side(make_step, arguments, rounds, cold=True)
 
 
 BIG = np.ones(16 * 1024 * 1024, dtype=np.float32)  # 64 MiB
@@ -294,6 +397,7 @@ def run(rounds: int) -> str:
     (plain_step, guarded_step, added_step), noise = step_overhead(rounds)
     plain_trace, guarded_trace = trace_overhead(max(3, rounds // 3), compile=False)
     plain_first, guarded_first = trace_overhead(max(3, rounds // 3), compile=True)
+    ode = neural_ode_trace_overhead(max(3, rounds // 3))
     plain_peak, guarded_peak, fingerprint = memory()
     added_us = added_call * 1e6
     step_percent = 100 * added_step / plain_step
@@ -331,6 +435,7 @@ def run(rounds: int) -> str:
         f"{guarded_trace * 1e3:.1f} ms | {percent(trace_percent)} | | |",
         f"| first call of that step: trace and compile | {plain_first * 1e3:.0f} ms | "
         f"{guarded_first * 1e3:.0f} ms | {percent(first_percent)} | | |",
+        ode_row(ode, met),
         f"| peak memory: a captured 64 MiB NumPy array, traced and called 100 times | "
         f"{plain_peak / 2**20:.1f} MiB | {guarded_peak / 2**20:.1f} MiB | "
         f"{extra_mib:+.2f} MiB (fingerprint: {fingerprint} bytes) | no copy | "
@@ -338,6 +443,24 @@ def run(rounds: int) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def ode_row(measured: tuple[float, float] | None, met: Callable[[bool], str]) -> str:
+    what = (
+        f"tracing a neural ODE training step (equinox MLP {ODE_SIZE}-{ODE_WIDTH}x{ODE_DEPTH}-"
+        f"{ODE_SIZE} as the vector field, diffrax Tsit5 with a PID controller, batch "
+        f"{ODE_BATCH}, {ODE_TIMES} saved times; gradient and SGD update; `.trace` after "
+        "`jax.clear_caches()`)"
+    )
+    goal = f"at most ×{TRACE_GOAL_RATIO:g}"
+    if measured is None:
+        return f"| {what} | | | not measured: `pip install equinox diffrax` | {goal} | |"
+    plain, guarded = measured
+    ratio = guarded / plain
+    return (
+        f"| {what} | {plain:.2f} s | {guarded:.2f} s | ×{ratio:.2f} | {goal} | "
+        f"{met(ratio <= TRACE_GOAL_RATIO)} |"
+    )
 
 
 def main() -> int:

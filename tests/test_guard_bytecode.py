@@ -101,3 +101,11 @@ def test_user_code_and_library_code() -> None:
     namespace: dict[str, Any] = {}
     exec("from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int\n", namespace)
     assert not is_user_code(namespace["A"].__init__.__code__)  # written by dataclasses
+    # Written by equinox for each module class (run at every flatten and unflatten), by attrs.
+    for name in (
+        "<generated_flatten_Linear>",
+        "<generated_flatten_with_keys_Linear>",
+        "<generated_unflatten_Linear>",
+        "<attrs generated init mypkg.Config>",
+    ):
+        assert is_library_file(name), name

@@ -21,6 +21,11 @@ How, and why this way:
   ``tracing``, ``resolve``). Frames tell exactly which helpers ran, with which ``self``;
   bytecode names the values exactly, for lambdas and notebook cells too. The linter's static
   facts could only say what *might* run.
+- *Watching cheaply*: what the watch costs is bounded by what the trace reads, not by the
+  size of what JAX does or of the pytrees read: library frames get no line events, binds of
+  JAX's own primitives run without the trace function (``binds``), and whether an object a
+  frame received holds tracers is looked for once per object and trace, in a bounded number of
+  nodes (``tracer_search``).
 - *Traces JAX keeps apart*: the bodies of ``lax.scan``, ``fori_loop`` and the like are cached
   by JAX on their own and reused when the compiled function traces again; what each body trace
   read is kept under JAX's key for it (``nested``), and joins every trace that reuses it.

@@ -1,9 +1,12 @@
 """Which code is the user's: the guard follows only user code during a trace.
 
 Library code is code under the interpreter's own folders (the standard library, site-packages,
-dist-packages), frozen modules, and this package. Its globals and module attributes (``jnp.sin``,
-``lax.scan``) are not captures a program changes, and skipping its frames keeps tracing cheap.
-A program installed into site-packages is library code too: guard it from a checkout.
+dist-packages), frozen modules, this package, and the code libraries write with ``exec`` for the
+program's classes (the methods ``dataclasses``, ``namedtuple`` and ``attrs`` write, the pytree
+functions equinox writes for each module class, which run on every flatten and unflatten). Its
+globals and module attributes (``jnp.sin``, ``lax.scan``) are not captures a program changes,
+and skipping its frames keeps tracing cheap. A program installed into site-packages is library
+code too: guard it from a checkout.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ def _library_prefixes() -> tuple[str, ...]:
 _PREFIXES = _library_prefixes()
 _MARKERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 _BY_FILENAME: dict[str, bool] = {}
+# File names libraries give the code they write with ``exec``: equinox's pytree functions
+# (``<generated_flatten_Linear>``, ``<generated_unflatten_Linear>``, and ``..._with_keys_``),
+# attrs's methods (``<attrs generated init mypkg.Config>``).
+_WRITTEN_BY_LIBRARIES = ("<generated_flatten_", "<generated_unflatten_", "<attrs generated ")
 
 
 def is_library_file(filename: str) -> bool:
@@ -48,7 +55,7 @@ def is_library_file(filename: str) -> bool:
         return known
     if filename.startswith("<"):
         # <stdin>, <string>, <ipython-input-...> are user code; the guard's checks are not.
-        library = filename.startswith(("<frozen", GENERATED))
+        library = filename.startswith(("<frozen", GENERATED, *_WRITTEN_BY_LIBRARIES))
     else:
         path = os.path.abspath(filename)
         library = path.startswith(_PREFIXES) or any(marker in path for marker in _MARKERS)

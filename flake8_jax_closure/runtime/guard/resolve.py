@@ -27,6 +27,7 @@ from .reads import (
     Read,
     Root,
 )
+from .tracer_search import TracerSearch
 from .values import (
     fingerprint_function,
     is_jax_array,
@@ -45,23 +46,6 @@ def resolve_reads(
     now, then the ``nested`` reads. ``top``: the visits start with the traced function, whose
     arguments are read from each call."""
     return _Resolver(session, visits, nested, top).reads()
-
-
-def _contains_tracers(value: Any) -> bool:
-    if is_tracer(value):
-        return True
-    import jax
-
-    try:
-        leaves = jax.tree_util.tree_leaves(value)
-    except Exception:  # noqa: BLE001 - an object JAX cannot flatten holds no traced leaves
-        leaves = []
-    if any(is_tracer(leaf) for leaf in leaves):
-        return True
-    attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and not isinstance(value, (type, ModuleType)):
-        return any(is_tracer(v) for v in attributes.values())
-    return False
 
 
 def _is_method_of(value: Any) -> bool:
@@ -228,6 +212,7 @@ class _Resolver:
         self.visits, self.nested, self.top = visits, nested, top
         self._functions: dict[CodeType, list[FunctionType]] | None = None
         self._searched: set[CodeType] = set()
+        self.tracers = TracerSearch()
 
     def reads(self) -> list[Read]:
         found: dict[tuple[Any, ...], Read] = {}
@@ -320,7 +305,7 @@ class _Resolver:
             if not path.steps or name not in visit.args:
                 return None
             value = visit.args[name]
-            if _contains_tracers(value) or is_numpy_array(value) or is_jax_array(value):
+            if is_numpy_array(value) or is_jax_array(value) or self.tracers.holds_tracers(value):
                 return None
             if top:
                 position, default = self._parameter(visit.code, name)

@@ -9,9 +9,12 @@ globals, its closure cells and its arguments (see ``resolve``), and become
 :class:`~.reads.Read` entries.
 
 Why a trace function: it sees exactly the functions that ran during this trace, nothing that
-merely could run, and it costs nothing outside traces. Library frames get no line events, so
-tracing stays within a small factor of its normal cost (see the benchmark). An active tracer
-(a debugger, coverage) keeps running: it is chained, and restored when the trace ends.
+merely could run, and it costs nothing outside traces. Library frames get no line events (which
+code is library code is decided once per code object), and the binds of JAX's own primitives,
+where no user code can run, turn the trace function off until they return (see ``binds``): so
+tracing stays within a small factor of its normal cost (see the benchmark). An active tracer (a
+debugger, coverage) keeps running: it is chained, and restored when the trace ends; binds then
+keep it too.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from types import CodeType, FrameType, FunctionType
 from typing import Any
 
+from .binds import keep_binds, skip_binds
 from .bytecode import GLOBAL, Path, PathRead, argument_names, code_reads
 from .library import is_user_code
 from .reads import MISSING, Read, walk
@@ -157,6 +161,7 @@ class Session:
         self.by_frame: dict[FrameType, Visit] = {}
         self.nested: list[Read] = []
         self.previous: Any = None  # the tracer that was set when the trace began
+        self.watch: TraceFunction | None = None  # the trace function this session set
 
     def enter(self, frame: FrameType) -> TraceFunction:
         visit = Visit(frame)
@@ -170,7 +175,10 @@ class Session:
         stack = _sessions()
         if not stack:
             self.previous = sys.gettrace()
-            sys.settrace(_global_trace(self.previous))
+            self.watch = _global_trace(self.previous)
+            sys.settrace(self.watch)
+            if self.previous is None:
+                skip_binds(self.watch)
         stack.append(self)
         ACTIVE[0] += 1
         return self
@@ -181,7 +189,9 @@ class Session:
         stack.pop()
         if not stack:
             sys.settrace(self.previous)
-            self.previous = None
+            if self.watch is not None and self.previous is None:
+                keep_binds(self.watch)
+            self.previous = self.watch = None
 
     def mark(self) -> tuple[int, int]:
         """Where the trace is now: what ran after this is told by ``ran_since``."""
