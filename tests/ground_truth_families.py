@@ -524,10 +524,42 @@ def forward(state, x):
 x = jnp.arange(6.0).reshape(2, 3)
 """
 
+# The same expression computed again in each pass of a training loop: equal values when it is
+# made of array constructors, arithmetic and ``jax.random`` of an unchanging key; a new value
+# when it draws NumPy random numbers.
+_RECOMPUTED = """
+np.random.seed(0)
+scale = {value}
+
+
+@jax.jit
+def scaled(x):
+    return x * scale
+
+
+# main
+x = jnp.arange(3.0)
+for epoch in range(3):
+    show(scaled(x))
+    scale = {value}
+"""
+
 
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
+    yield _scenario(
+        "recomputed--numpy-random",
+        _RECOMPUTED.format(value="np.random.randn(3)"),
+        True,
+    )
+    yield _scenario(
+        "recomputed--same-expression",
+        _RECOMPUTED.format(
+            value="jnp.ones(3) * 2.0 + jax.random.normal(jax.random.PRNGKey(0), (3,))"
+        ),
+        False,
+    )
     yield _scenario("try-rebind--retry-same", _TRY_REBIND.format(retry="fast"), True)
     yield _scenario(
         "try-rebind--retry-new",

@@ -36,9 +36,15 @@ def same_import(binding: Binding, initial: Binding) -> bool:
 
 # Builtins that give the same result for the same arguments.
 _PURE_BUILTINS = frozenset({"len", "int", "float", "round", "min", "max", "abs", "bool"})
+# Library functions that give equal values for equal arguments: array constructors and
+# arithmetic of NumPy and ``jax.numpy``, ``math``, and ``jax.random`` (a function of its key).
+# NumPy's own random numbers and its uninitialised ``empty`` are not.
+_PURE_MODULES = ("jax.numpy.", "numpy.", "math.", "jax.random.", "jax.nn.")
+_IMPURE_PREFIXES = ("numpy.random.", "numpy.empty", "jax.numpy.empty")
 _PURE_NODES = (
-    ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.Load,
-    ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Name, ast.Call,
+    ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.List,
+    ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Name, ast.Call,
+    ast.keyword, ast.Attribute, ast.Subscript, ast.Slice,
 )  # fmt: skip
 
 
@@ -81,14 +87,23 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST) -> bool:
     if not isinstance(node, _PURE_NODES):
         return False
     if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS
+        if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS:
+            return True
+        return _pure_library(facts.qualified_name(scope, node.func))
+    if isinstance(node, ast.Attribute):
+        # ``jnp.float32``, ``np.pi``, ``jnp.ones``: an attribute of an imported module. Any
+        # other attribute (``cfg.lr``, ``config.LR`` of a module of the project) may be set
+        # between two evaluations.
+        return _pure_library(facts.qualified_name(scope, node))
     if isinstance(node, ast.Name):
         if node.id in _PURE_BUILTINS:
             return True
-        # Assigned once, by module code outside any loop: a parameter, a loop target or a
-        # function's local can hold another value on the next run.
         owner = facts.resolve(scope, node.id)
         bound = facts.bindings_of(owner, node.id)
+        if bound and all(b.kind is BindingKind.IMPORT for b in bound):
+            return True  # a module or a library function, imported
+        # Assigned once, by module code outside any loop: a parameter, a loop target or a
+        # function's local can hold another value on the next run.
         return (
             owner.kind is ScopeKind.MODULE
             and len(bound) == 1
@@ -97,6 +112,15 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST) -> bool:
             and not facts.mutations_of(owner, node.id)
         )
     return True
+
+
+def _pure_library(name: str | None) -> bool:
+    # ``jax.random`` itself, as the base of ``jax.random.normal``, is one of them too.
+    return (
+        name is not None
+        and f"{name}.".startswith(_PURE_MODULES)
+        and not f"{name}.".startswith(_IMPURE_PREFIXES)
+    )
 
 
 def holds_value(facts: Facts, bindings: list[Binding]) -> bool:
