@@ -544,6 +544,43 @@ for epoch in range(3):
     scale = {value}
 """
 
+# A notebook defines another network and initialises its parameters before calling the
+# compiled loss again: another architecture gives parameters of another structure, so JAX
+# traces again; the same architecture with another activation reuses the trace.
+_NETWORK_REMADE = """
+def make_network(widths, activation):
+    def init(key):
+        params = []
+        for width in widths:
+            key, sub = jax.random.split(key)
+            params.append(jax.random.normal(sub, (width, width)) * 0.1)
+        return params
+
+    def apply(params, x):
+        for weight in params:
+            x = activation(x[: weight.shape[0]] @ weight)
+        return x
+
+    return init, apply
+
+
+init_fn, apply_fn = make_network([3, 3], jnp.tanh)
+params = init_fn(jax.random.PRNGKey(0))
+
+
+@jax.jit
+def loss(params, x):
+    return jnp.sum(apply_fn(params, x) ** 2)
+
+
+# main
+x = jnp.arange(3.0)
+show(loss(params, x))
+init_fn, apply_fn = make_network({widths}, {activation})
+params = init_fn(jax.random.PRNGKey(1))
+show(loss(params, x))
+"""
+
 
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
@@ -559,6 +596,16 @@ def families() -> Iterator[Program]:
             value="jnp.ones(3) * 2.0 + jax.random.normal(jax.random.PRNGKey(0), (3,))"
         ),
         False,
+    )
+    yield _scenario(
+        "network-remade--other-architecture",
+        _NETWORK_REMADE.format(widths="[3, 3, 3]", activation="jnp.tanh"),
+        False,
+    )
+    yield _scenario(
+        "network-remade--other-activation",
+        _NETWORK_REMADE.format(widths="[3, 3]", activation="jax.nn.relu"),
+        True,
     )
     yield _scenario("try-rebind--retry-same", _TRY_REBIND.format(retry="fast"), True)
     yield _scenario(

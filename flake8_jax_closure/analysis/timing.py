@@ -34,6 +34,7 @@ from .compiled import CompiledFunction, Form
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
+from .remade import arguments_remade
 from .shapes import Shape, call_shapes
 
 
@@ -290,6 +291,7 @@ def stale_path(
                 and (
                     _traced_anew(graph, event, same_object)
                     or _new_argument_types(graph, event, same_object)
+                    or arguments_remade(graph.facts, event, same_object)
                 )
             ):
                 witness = _sequence_witness(graph, event, same_object)
@@ -297,7 +299,14 @@ def stale_path(
                     return witness
                 hazard = hazard or _hazard(uses, change)
         loop = _loop(event, here, life)
-        if loop is not None:
+        if loop is not None and not (
+            # Each pass remakes the arguments with the new value before calling (``net =
+            # MLP(width); params = net.init(...)``): a new architecture is a new trace.
+            retraced_by_shape
+            and arguments_remade(
+                graph.facts, event, [u for u in here if loop in u.loops], whole=True
+            )
+        ):
             use = min((u for u in here if loop in u.loops), key=_at)
             line = loop.lineno  # type: ignore[attr-defined]
             return _path(use, event, use, f"next pass of the loop at line {line}")

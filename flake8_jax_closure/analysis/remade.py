@@ -1,0 +1,130 @@
+"""Arguments made afresh by the value that changed: a notebook defines another network and
+initialises its parameters before calling the compiled loss again.
+
+``init_fn, apply_fn = stax.serial(...)`` followed by ``_, params = init_fn(key, shape)``, or
+``net = MLP(sizes)`` followed by ``params = net.init(key, x)``, gives the next compiled call
+parameters built by the new network. When the network has another architecture their pytree
+structure differs and JAX traces again, reading the new value; the code cannot show that it
+does not, so such a call is no witness of a reused trace. (A network rebuilt with the same
+architecture and another activation would be stale: the runtime guard sees that one.)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .callgraph.events import Event, EventKind
+from .facts.model import Pos, Scope
+from .facts.queries import Facts
+
+_DEPTH = 4  # names followed back from an argument: ``state = create(params=params)``
+
+
+def arguments_remade(facts: Facts, change: Event, uses: list[Event], whole: bool = False) -> bool:
+    """Every compiled call after ``change`` (a binding in the driver's own code) passes an
+    argument that the new value's initialiser, or one bound beside it, made since.
+    ``whole``: every call of ``uses`` must come after the change (the calls of a loop's
+    pass: one before the change runs in the next pass with arguments of the pass before)."""
+    made_by = _bound_by_change(facts, change)
+    if not made_by:
+        return False
+    after = [u for u in uses if u.at > change.at]
+    if not after or (whole and len(after) < len(uses)):
+        return False
+    for use in after:
+        call = facts.parent(use.node) if use.node is not None else None
+        if (
+            use.kind is not EventKind.RUN
+            or use.via is not None
+            or use.driver is not change.driver
+            or not isinstance(call, ast.Call)
+        ):
+            return False
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if not any(
+            _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH)
+            for argument in arguments
+        ):
+            return False
+    return True
+
+
+def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
+    """The names the changing statement binds (``init_fn, apply_fn = ...``), for a change that
+    is an assignment in the driver's own code."""
+    if change.via is not None or change.node is None:
+        return frozenset()
+    statement = _statement(facts, change.node)
+    if not isinstance(statement, ast.Assign):
+        return frozenset()
+    return frozenset(
+        node.id
+        for target in statement.targets
+        for node in ast.walk(target)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    )
+
+
+def _made_by(
+    facts: Facts,
+    driver: Scope,
+    value: ast.expr,
+    makers: frozenset[str],
+    since: Pos,
+    at: Pos,
+    depth: int,
+) -> bool:
+    """``value`` is, or reads a name last bound between ``since`` and ``at`` to, the result
+    of an initialiser among ``makers`` (or of one's ``init`` method: ``net.init``)."""
+    if depth == 0:
+        return False
+    if isinstance(value, ast.Call) and _maker(value.func, makers):
+        return True
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+            continue
+        owner = facts.resolve(driver, node.id)
+        bound = [
+            b for b in facts.bindings_of(owner, node.id) if b.scope is driver and since < b.at < at
+        ]
+        if not bound:
+            continue
+        latest = max(bound, key=lambda b: b.at)
+        statement = _statement(facts, latest.node)
+        source = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+        if source is not None and _made_by(
+            facts, driver, source, makers, since, latest.at, depth - 1
+        ):
+            return True
+    return False
+
+
+def _maker(function: ast.expr, makers: frozenset[str]) -> bool:
+    """An initialiser of the new value: ``init_fn(...)`` bound beside it, or its method
+    ``net.init(...)``. Other calls of it (``normalize(batch)``) transform data, whose
+    structure the new value does not set."""
+    if isinstance(function, ast.Attribute):
+        return (
+            _initialiser(function.attr)
+            and isinstance(function.value, ast.Name)
+            and function.value.id in makers
+        )
+    return isinstance(function, ast.Name) and function.id in makers and _initialiser(function.id)
+
+
+def _initialiser(name: str) -> bool:
+    return "init" in name.lower().split("_") or name.lower().startswith("init")
+
+
+def _statement(facts: Facts, node: ast.AST) -> ast.stmt | None:
+    """The statement holding ``node``; None for a node outside any (a module, a
+    lambda's parameters), whose parent may be itself."""
+    current: ast.AST | None = node
+    for _ in range(64):
+        if current is None or isinstance(current, ast.stmt):
+            return current
+        parent = facts.parent(current)
+        if parent is current:
+            return None
+        current = parent
+    return None
