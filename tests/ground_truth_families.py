@@ -581,6 +581,36 @@ params = init_fn(jax.random.PRNGKey(1))
 show(loss(params, x))
 """
 
+# A method called on a module-level object inside the compiled loss: the loop changes one
+# attribute of the object, which the method reads or does not.
+_METHOD_READS = """
+class Force:
+    def __init__(self):
+        self.scale = 3.0
+        self.params = jnp.ones(3)
+
+    def forward(self, x, params):
+        return self._energy(x * params)
+
+    def _energy(self, y):
+        return jnp.sum(y) * self.scale
+
+
+model = Force()
+
+
+@jax.jit
+def loss(params, x):
+    return model.forward(x, params)
+
+
+# main
+x = jnp.arange(3.0)
+for step in range(3):
+    show(loss(model.params, x))
+    model.{attribute} = model.{attribute} * 0.5
+"""
+
 
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
@@ -607,6 +637,8 @@ def families() -> Iterator[Program]:
         _NETWORK_REMADE.format(widths="[3, 3]", activation="jax.nn.relu"),
         True,
     )
+    yield _scenario("method-reads--changed", _METHOD_READS.format(attribute="scale"), True)
+    yield _scenario("method-reads--other", _METHOD_READS.format(attribute="params"), False)
     yield _scenario("try-rebind--retry-same", _TRY_REBIND.format(retry="fast"), True)
     yield _scenario(
         "try-rebind--retry-new",

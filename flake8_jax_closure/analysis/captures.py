@@ -48,6 +48,7 @@ from .facts.model import (
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
 from .handed import Handing, parameter_changes
+from .receiver import called_method, method_self_name, paths_read_by
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, stale_path
 
@@ -70,6 +71,13 @@ class Owner(enum.Enum):
 
 
 EVERY_OWNER = frozenset(Owner)
+
+
+# Transforms that keep calling the method they are given: what they read of its object is what
+# the method reads.
+_METHOD_WRAPPERS = frozenset(
+    {"jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat", "functools.partial"}
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,7 +331,7 @@ class CaptureAnalysis:
             if names_module(self.facts, self.facts.bindings_of(owner, name)):
                 paths = [module_path(self.facts, read) for read in reads]
             else:
-                paths = [read.path for read in reads]
+                paths = self._paths_read(owner, name, reads)
             cls = self.class_of_cls(owner, name)
             # ``model.params = params`` first in the body: the trace reads the argument.
             fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
@@ -433,6 +441,56 @@ class CaptureAnalysis:
             if path.witnessed and isinstance(change, Binding):
                 break  # nothing later is reported before it
         return _reported(stale)
+
+    def _paths_read(self, owner: Scope, name: str, reads: list[Read]) -> list[tuple[str, ...]]:
+        """The data paths the reads read through the variable. A method called on an object
+        of one of the module's classes (``model.forward(x, params)``) reads the attributes
+        that method reads of ``self``, where the code shows them all."""
+        paths: list[tuple[str, ...]] = []
+        made_from: Scope | None | bool = False  # not looked up yet
+        for read in reads:
+            method = called_method(self.facts, read.node) if not read.path else None
+            if method is not None:
+                if made_from is False:
+                    made_from = self.graph.object_class(owner, name, END)
+                if isinstance(made_from, Scope):
+                    through = self._method_paths(owner, name, made_from, method)
+                    if through is not None:
+                        paths.extend(through)
+                        continue
+            paths.append(read.path)
+        return paths
+
+    def _method_paths(
+        self, owner: Scope, name: str, cls: Scope, method: str
+    ) -> list[tuple[str, ...]] | None:
+        """What calling ``method`` on the object reads of it: a method of its class, or a
+        function kept in an attribute that wraps one of them (``model.batch_forward =
+        jax.vmap(model.forward, ...)``), which reads the attribute and what the method reads."""
+        through = paths_read_by(self.facts, cls, method)
+        if through is not None:
+            return through
+        stored = [m for m in self.facts.mutations_of(owner, name) if m.path == (f".{method}",)]
+        wrapped = {self._wrapped_method(owner, name, m.value) for m in stored}
+        if not stored or len(wrapped) != 1 or None in wrapped:
+            return None
+        inner = paths_read_by(self.facts, cls, wrapped.pop() or "")
+        return None if inner is None else [(f".{method}",), *inner]
+
+    def _wrapped_method(self, owner: Scope, name: str, value: ast.expr | None) -> str | None:
+        """``m`` for ``obj.m``, ``jax.vmap(obj.m, ...)`` or ``functools.partial(obj.m, ...)``,
+        where ``obj`` is the variable itself."""
+        if isinstance(value, ast.Call) and value.args:
+            if self.facts.qualified_name(owner, value.func) not in _METHOD_WRAPPERS:
+                return None
+            value = value.args[0]
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == name
+        ):
+            return value.attr
+        return None
 
     def _own_method_changes(self, cls: Scope, paths: list[tuple[str, ...]]) -> list[Mutation]:
         """``schedule.step()`` on ``schedule = Schedule()``, where ``step`` assigns
@@ -570,16 +628,3 @@ def _varies(change: Binding | Mutation) -> bool:
 
 def _change_at(site: Binding | Mutation) -> tuple[int, int]:
     return site.at if isinstance(site, Binding) else site.end
-
-
-def method_self_name(scope: Scope) -> str | None:
-    """The name of ``self`` when ``scope`` is a plain method of a class (not static or class)."""
-    node = scope.node
-    if scope.parent is None or scope.parent.kind is not ScopeKind.CLASS:
-        return None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    for decorator in node.decorator_list:
-        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
-            return None
-    return scope.params[0] if node.args.posonlyargs or node.args.args else None
