@@ -31,10 +31,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..analysis.captures import method_self_name
 from ..analysis.facts.model import BindingKind, Read, Scope, ScopeKind
 from ..analysis.facts.queries import Facts
 from ..analysis.names import last_name
+from ..analysis.receiver import method_self_name
 from ..rules.jc104_self_attribute.fix import property_read_refusal
 
 # How deep the analysis follows helpers (``captures._HELPER_DEPTH``): reads further down are not

@@ -33,10 +33,11 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..analysis.captures import StaleCapture, method_self_name
+from ..analysis.captures import StaleCapture
 from ..analysis.compiled import CompiledFunction, Form
 from ..analysis.facts.model import Scope, ScopeKind
 from ..analysis.facts.queries import Facts
+from ..analysis.receiver import method_self_name
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import plan_bound_method
 from .helpers import Chain

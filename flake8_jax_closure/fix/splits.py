@@ -11,9 +11,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ..analysis.captures import StaleCapture, method_self_name
+from ..analysis.captures import StaleCapture
 from ..analysis.facts.model import Read, Scope
 from ..analysis.facts.queries import Facts
+from ..analysis.receiver import method_self_name
 from ..positions import SourceLines, Span
 from .helpers import CannotThread, Chain, HelperCall, HelperFinder
 from .layout import Layout

@@ -36,10 +36,11 @@ from ...analysis.bindings import fed_from_arguments
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
-from ...analysis.captures import CaptureAnalysis, StaleCapture, method_self_name
+from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
+from ...analysis.receiver import method_self_name
 from ...analysis.structure import sets_split_structure
 from ...analysis.timing import (
     CompiledLife,

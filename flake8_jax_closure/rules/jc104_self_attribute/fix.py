@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 
-from ...analysis.captures import StaleCapture, method_self_name
+from ...analysis.captures import StaleCapture
 from ...analysis.compiled import CompiledFunction, Form
 from ...analysis.facts.model import Scope
 from ...analysis.facts.queries import Facts
 from ...analysis.names import last_name
+from ...analysis.receiver import method_self_name
 from ...fix.model import FunctionFix, NoFix, SitePlan
 from ...fix.names import Names
 from ...positions import SourceLines

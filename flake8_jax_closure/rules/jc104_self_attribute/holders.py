@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...analysis.callgraph.graph import CallGraph
-from ...analysis.captures import method_self_name
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder, Form
 from ...analysis.facts.model import Scope
+from ...analysis.receiver import method_self_name
 from .classes import ClassFacts, MutableClasses, enclosing_method
 
 
