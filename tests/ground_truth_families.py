@@ -611,6 +611,29 @@ for step in range(3):
     model.{attribute} = model.{attribute} * 0.5
 """
 
+# An optimiser made again with another rate (a notebook's set-up cell edited and run again),
+# and its state initialised again: the state has the parameters' structure, so the trace made
+# with the first rate is reused; the same rate makes an optimiser doing the same.
+_OPTIMISER_REMADE = """
+from jax.example_libraries import optimizers
+
+learning_rate = 0.1
+opt_init, opt_update, get_params = optimizers.sgd(learning_rate)
+
+
+@jax.jit
+def step(i, state):
+    return opt_update(i, jnp.ones(3), state)
+
+
+# main
+x = jnp.arange(3.0)
+show(get_params(step(0, opt_init(x))))
+learning_rate = {rate}
+opt_init, opt_update, get_params = optimizers.sgd(learning_rate)
+show(get_params(step(0, opt_init(x))))
+"""
+
 
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
@@ -639,6 +662,8 @@ def families() -> Iterator[Program]:
     )
     yield _scenario("method-reads--changed", _METHOD_READS.format(attribute="scale"), True)
     yield _scenario("method-reads--other", _METHOD_READS.format(attribute="params"), False)
+    yield _scenario("optimiser-remade--other-rate", _OPTIMISER_REMADE.format(rate="0.01"), True)
+    yield _scenario("optimiser-remade--same-rate", _OPTIMISER_REMADE.format(rate="0.1"), False)
     yield _scenario("try-rebind--retry-same", _TRY_REBIND.format(retry="fast"), True)
     yield _scenario(
         "try-rebind--retry-new",

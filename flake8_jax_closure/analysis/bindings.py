@@ -39,7 +39,12 @@ _PURE_BUILTINS = frozenset({"len", "int", "float", "round", "min", "max", "abs",
 # Library functions that give equal values for equal arguments: array constructors and
 # arithmetic of NumPy and ``jax.numpy``, ``math``, and ``jax.random`` (a function of its key).
 # NumPy's own random numbers and its uninitialised ``empty`` are not.
-_PURE_MODULES = ("jax.numpy.", "numpy.", "math.", "jax.random.", "jax.nn.")
+# Optimiser and layer constructors (``optax.adam(lr)``, ``optimizers.sgd(lr)``, ``stax.Dense``)
+# make new functions that do the same for equal arguments.
+_PURE_MODULES = (
+    "jax.numpy.", "numpy.", "math.", "jax.random.", "jax.nn.", "optax.",
+    "jax.example_libraries.optimizers.", "jax.example_libraries.stax.",
+)  # fmt: skip
 _IMPURE_PREFIXES = ("numpy.random.", "numpy.empty", "jax.numpy.empty")
 _PURE_NODES = (
     ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.List,
@@ -48,17 +53,35 @@ _PURE_NODES = (
 )  # fmt: skip
 
 
-def same_value_everywhere(facts: Facts, bindings: list[Binding]) -> bool:
+_SAME_VALUE_DEPTH = 3  # names of names of names assigned the same expression everywhere
+
+
+def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0) -> bool:
     """Every binding assigns the same expression of inputs that never change: ``n = 5`` in
     one notebook cell and again in a later one, ``steps = num_records // batch_size`` computed
-    again in each epoch. Rebinding it sets what a trace read before."""
-    values = [b.value for b in bindings if b.kind is BindingKind.ASSIGN and b.value is not None]
-    if len(values) != len(bindings) or not values:
+    again in each epoch, ``opt_init, opt_update, get_params = optimizers.sgd(lr)`` run again.
+    Rebinding it sets what a trace read before, or an equal value."""
+    assigned = [a for a in map(_assigned, bindings) if a is not None]
+    if not assigned or len(assigned) != len(bindings):
         return False
-    if not all(_same_tree(values[0], value) for value in values[1:]):
+    statement, value = assigned[0]
+    if not all(_same_tree(statement, other) for other, _ in assigned[1:]):
         return False
     first = bindings[0]
-    return all(_unchanging(facts, first.scope, node) for node in ast.walk(values[0]))
+    return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
+
+
+def _assigned(binding: Binding) -> tuple[ast.AST, ast.expr] | None:
+    """What identifies the assignment (the whole statement when it unpacks a tuple: the name
+    gets the same element of the same expression), and the expression assigned."""
+    if binding.kind is not BindingKind.ASSIGN:
+        return None
+    if binding.value is not None:
+        return binding.value, binding.value
+    node = binding.node
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node, node.value
+    return None
 
 
 def _same_tree(first: ast.AST, second: ast.AST) -> bool:
@@ -82,7 +105,7 @@ def _same_tree(first: ast.AST, second: ast.AST) -> bool:
     return True
 
 
-def _unchanging(facts: Facts, scope: Scope, node: ast.AST) -> bool:
+def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bool:
     """A piece of an expression whose value cannot change between two evaluations."""
     if not isinstance(node, _PURE_NODES):
         return False
@@ -102,15 +125,14 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST) -> bool:
         bound = facts.bindings_of(owner, node.id)
         if bound and all(b.kind is BindingKind.IMPORT for b in bound):
             return True  # a module or a library function, imported
-        # Assigned once, by module code outside any loop: a parameter, a loop target or a
-        # function's local can hold another value on the next run.
-        return (
-            owner.kind is ScopeKind.MODULE
-            and len(bound) == 1
-            and bound[0].kind is BindingKind.ASSIGN
-            and not bound[0].loops
-            and not facts.mutations_of(owner, node.id)
-        )
+        # Assigned once, by module code outside any loop, or the same expression of such
+        # names everywhere (``learning_rate = 0.1`` in two cells): a parameter, a loop target
+        # or a function's local can hold another value on the next run.
+        if owner.kind is not ScopeKind.MODULE or facts.mutations_of(owner, node.id):
+            return False
+        if len(bound) == 1:
+            return bound[0].kind is BindingKind.ASSIGN and not bound[0].loops
+        return depth < _SAME_VALUE_DEPTH and same_value_everywhere(facts, bound, depth + 1)
     return True
 
 

@@ -17,6 +17,7 @@ from .callgraph.events import Event, EventKind
 from .facts.model import Pos, Scope
 from .facts.queries import Facts
 
+_OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.")
 _DEPTH = 4  # names followed back from an argument: ``state = create(params=params)``
 
 
@@ -55,7 +56,7 @@ def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
     if change.via is not None or change.node is None:
         return frozenset()
     statement = _statement(facts, change.node)
-    if not isinstance(statement, ast.Assign):
+    if not isinstance(statement, ast.Assign) or _optimiser(facts, change.driver, statement.value):
         return frozenset()
     return frozenset(
         node.id
@@ -97,6 +98,15 @@ def _made_by(
         ):
             return True
     return False
+
+
+def _optimiser(facts: Facts, driver: Scope, value: ast.expr) -> bool:
+    """``optax.adam(lr)``, ``optimizers.sgd(lr)``: another optimiser's state has the structure
+    of the parameters, whatever its settings, so the state it initialises is no new trace."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = facts.qualified_name(driver, value.func) or ""
+    return name.startswith(_OPTIMISERS)
 
 
 def _maker(function: ast.expr, makers: frozenset[str]) -> bool:
