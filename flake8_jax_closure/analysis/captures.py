@@ -424,6 +424,7 @@ class CaptureAnalysis:
                 if not c.scope.is_within(compiled.scope)
                 and not sets_split_structure(facts, c)
                 and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
+                and not (isinstance(c, Mutation) and self._fed_by_own_trace(c, compiled.scope))
             ),
             key=_change_at,
         )
@@ -441,6 +442,18 @@ class CaptureAnalysis:
             if path.witnessed and isinstance(change, Binding):
                 break  # nothing later is reported before it
         return _reported(stale)
+
+    def _fed_by_own_trace(self, mutation: Mutation, compiled: Scope) -> bool:
+        """``b.set_params(E)`` in the compiled function, where ``set_params`` stores its
+        parameter (``self.E = E``) and nothing else calls it: each trace stores a tracer of its
+        own call there before reading it, so what an earlier trace stored never reaches a
+        compiled result (``model.params = params`` in the body itself, through a method)."""
+        method = mutation.scope
+        value = mutation.value
+        if not (isinstance(value, ast.Name) and value.id in method.params[1:]):
+            return False
+        uses = self.graph.uses_of_function(method)
+        return bool(uses.events) and all(e.driver.is_within(compiled) for e in uses.events)
 
     def _paths_read(self, owner: Scope, name: str, reads: list[Read]) -> list[tuple[str, ...]]:
         """The data paths the reads read through the variable. A method called on an object
