@@ -26,12 +26,7 @@ PROGRAMS = programs()
 RECORD = load_record()
 # Where the linter and JAX still disagree, and why; each must keep failing (strict), so that
 # a change that closes a gap has to remove it from here.
-KNOWN_GAPS: dict[str, str] = {
-    "network-remade--other-activation": (
-        "parameters made by the new network are taken for a new trace (another architecture "
-        "is); the same architecture with another activation reuses it (the guard sees it)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _reported(program: Program) -> bool:

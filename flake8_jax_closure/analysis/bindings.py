@@ -65,7 +65,7 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     if not assigned or len(assigned) != len(bindings):
         return False
     statement, value = assigned[0]
-    if not all(_same_tree(statement, other) for other, _ in assigned[1:]):
+    if not all(same_tree(statement, other) for other, _ in assigned[1:]):
         return False
     first = bindings[0]
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
@@ -84,7 +84,7 @@ def _assigned(binding: Binding) -> tuple[ast.AST, ast.expr] | None:
     return None
 
 
-def _same_tree(first: ast.AST, second: ast.AST) -> bool:
+def same_tree(first: ast.AST, second: ast.AST) -> bool:
     """The same expression, node for node (positions aside). Not ``ast.dump``: its nested
     helper is a reference cycle on every call, left for the cyclic collector."""
     if type(first) is not type(second):
@@ -92,11 +92,11 @@ def _same_tree(first: ast.AST, second: ast.AST) -> bool:
     for name in first._fields:
         a, b = getattr(first, name, None), getattr(second, name, None)
         if isinstance(a, ast.AST) and isinstance(b, ast.AST):
-            if not _same_tree(a, b):
+            if not same_tree(a, b):
                 return False
         elif isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b) or not all(
-                _same_tree(x, y) if isinstance(x, ast.AST) else x == y
+                same_tree(x, y) if isinstance(x, ast.AST) else x == y
                 for x, y in zip(a, b, strict=True)
             ):
                 return False

@@ -5,16 +5,18 @@ initialises its parameters before calling the compiled loss again.
 ``net = MLP(sizes)`` followed by ``params = net.init(key, x)``, gives the next compiled call
 parameters built by the new network. When the network has another architecture their pytree
 structure differs and JAX traces again, reading the new value; the code cannot show that it
-does not, so such a call is no witness of a reused trace. (A network rebuilt with the same
-architecture and another activation would be stale: the runtime guard sees that one.)
+does not, so such a call is no witness of a reused trace. A network made by the same call
+with only functions changed (another activation) has the same sizes: that trace is reused, and
+stays reported.
 """
 
 from __future__ import annotations
 
 import ast
 
+from .bindings import same_tree
 from .callgraph.events import Event, EventKind
-from .facts.model import Pos, Scope
+from .facts.model import BindingKind, Pos, Scope
 from .facts.queries import Facts
 
 _OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.")
@@ -58,12 +60,60 @@ def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
     statement = _statement(facts, change.node)
     if not isinstance(statement, ast.Assign) or _optimiser(facts, change.driver, statement.value):
         return frozenset()
-    return frozenset(
+    names = frozenset(
         node.id
         for target in statement.targets
         for node in ast.walk(target)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     )
+    if _same_architecture(facts, change.driver, statement, names):
+        return frozenset()
+    return names
+
+
+def _same_architecture(
+    facts: Facts, driver: Scope, statement: ast.Assign, names: frozenset[str]
+) -> bool:
+    """The network is made again by the same call as before with only functions changed
+    (``make_network([3, 3], jax.nn.relu)`` after ``make_network([3, 3], jnp.tanh)``): its
+    sizes are the same, so its parameters have the same structure and the trace is reused."""
+    if not names or not isinstance(statement.value, ast.Call):
+        return False
+    name = min(names)
+    owner = facts.resolve(driver, name)
+    earlier = [
+        _statement(facts, b.node)
+        for b in facts.bindings_of(owner, name)
+        if b.scope is driver and b.at < (statement.lineno, statement.col_offset)
+    ]
+    before = earlier[-1] if earlier else None
+    if not isinstance(before, ast.Assign) or not isinstance(before.value, ast.Call):
+        return False
+    new, old = statement.value, before.value
+    if not same_tree(new.func, old.func) or len(new.args) != len(old.args):
+        return False
+    if [k.arg for k in new.keywords] != [k.arg for k in old.keywords]:
+        return False
+    pairs = [
+        *zip(new.args, old.args, strict=True),
+        *zip([k.value for k in new.keywords], [k.value for k in old.keywords], strict=True),
+    ]
+    return all(
+        same_tree(a, b) or (_function_name(facts, driver, a) and _function_name(facts, driver, b))
+        for a, b in pairs
+    )
+
+
+def _function_name(facts: Facts, driver: Scope, node: ast.expr) -> bool:
+    """``jax.nn.relu``, ``jnp.tanh``, ``swish`` (a ``def``): a function named, not called; by
+    how networks are written, an activation rather than a size. A plain name bound otherwise
+    (``width``) may be a size."""
+    if isinstance(node, ast.Attribute):
+        return facts.qualified_name(driver, node) is not None
+    if not isinstance(node, ast.Name):
+        return False
+    bindings = facts.bindings_of(facts.resolve(driver, node.id), node.id)
+    return bool(bindings) and all(b.kind in (BindingKind.DEF, BindingKind.IMPORT) for b in bindings)
 
 
 def _made_by(
