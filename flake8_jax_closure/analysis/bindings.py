@@ -44,6 +44,8 @@ _PURE_BUILTINS = frozenset({"len", "int", "float", "round", "min", "max", "abs",
 _PURE_MODULES = (
     "jax.numpy.", "numpy.", "math.", "jax.random.", "jax.nn.", "optax.",
     "jax.example_libraries.optimizers.", "jax.example_libraries.stax.",
+    # Their names before JAX 0.2.25, still in many notebooks.
+    "jax.experimental.optimizers.", "jax.experimental.stax.",
 )  # fmt: skip
 _IMPURE_PREFIXES = ("numpy.random.", "numpy.empty", "jax.numpy.empty")
 _PURE_NODES = (

@@ -19,7 +19,7 @@ from .callgraph.events import Event, EventKind
 from .facts.model import BindingKind, Pos, Scope
 from .facts.queries import Facts
 
-_OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.")
+_OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.", "jax.experimental.optimizers.")
 _DEPTH = 4  # names followed back from an argument: ``state = create(params=params)``
 
 
