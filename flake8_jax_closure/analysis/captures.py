@@ -47,7 +47,7 @@ from .facts.model import (
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
-from .handed import Handing, parameter_changes
+from .handed import Handing, ParameterChanges
 from .receiver import called_method, method_self_name, paths_read_by
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, stale_path
@@ -127,6 +127,7 @@ class CaptureAnalysis:
         self._lives: dict[int, CompiledLife] = {}
         # Changes made through a parameter: the calls handing the object on (``handed``).
         self._handed: dict[int, list[Handing]] = {}
+        self._parameter_changes = ParameterChanges(facts)
 
     def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
         """Sites compiling one function: ``jax.jit(f)`` made twice shares f's trace cache."""
@@ -409,7 +410,7 @@ class CaptureAnalysis:
             made_from = self.graph.object_class(owner, name, END)
             if made_from is not None:
                 mutations += self._own_method_changes(made_from, paths)
-            for mutation, handings in parameter_changes(facts, owner, name, paths):
+            for mutation, handings in self._parameter_changes.of(owner, name, paths):
                 if self._mutation_applies(mutation):
                     # A copy per object handed on: the same change of another object handed
                     # to the function is timed at other calls.

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts.model import BindingKind, Mutation, Scope, ScopeKind, paths_overlap
+from .facts.model import BindingKind, Mutation, Scope, paths_overlap
 from .facts.queries import Facts
 
 
@@ -28,25 +28,45 @@ class Handing:
     function: Scope
 
 
-def parameter_changes(
-    facts: Facts, owner: Scope, name: str, paths: list[tuple[str, ...]]
-) -> list[tuple[Mutation, list[Handing]]]:
-    """Changes, through a parameter, of the object ``name`` of ``owner`` holds, at a path
-    overlapping one compiled code reads, each with the calls that hand the object on: the
-    change happens there, not at the function's other calls."""
-    found: dict[int, tuple[Mutation, list[Handing]]] = {}
-    for read in facts.reads_of(owner, name):
-        if read.path:
-            continue  # ``f(cfg.sub)`` hands on what an attribute holds, not the object
-        call = facts.parent(read.node)
-        if not isinstance(call, ast.Call) or call.func is read.node:
-            continue
-        for function, parameter in _receiving_parameters(facts, read.scope, call, read.node):
-            for mutation in facts.mutations_of(function, parameter):
-                if mutation.path and any(paths_overlap(mutation.path, p) for p in paths):
-                    handing = Handing(read.scope, call, read.loops, function)
-                    found.setdefault(id(mutation), (mutation, []))[1].append(handing)
-    return list(found.values())
+class ParameterChanges:
+    """Changes through a parameter of the variables of one module, found once per variable:
+    every compiled function reading the variable asks again."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self._found: dict[tuple[int, str], list[tuple[Mutation, list[Handing]]]] = {}
+
+    def of(
+        self, owner: Scope, name: str, paths: list[tuple[str, ...]]
+    ) -> list[tuple[Mutation, list[Handing]]]:
+        """Changes, through a parameter, of the object ``name`` of ``owner`` holds, at a path
+        overlapping one compiled code reads, each with the calls that hand the object on:
+        the change happens there, not at the function's other calls."""
+        key = (id(owner), name)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = self._all(owner, name)
+        return [
+            (mutation, handings)
+            for mutation, handings in found
+            if any(paths_overlap(mutation.path, p) for p in paths)
+        ]
+
+    def _all(self, owner: Scope, name: str) -> list[tuple[Mutation, list[Handing]]]:
+        facts = self.facts
+        found: dict[int, tuple[Mutation, list[Handing]]] = {}
+        for read in facts.reads_of(owner, name):
+            if read.path:
+                continue  # ``f(cfg.sub)`` hands on what an attribute holds, not the object
+            call = facts.parent(read.node)
+            if not isinstance(call, ast.Call) or call.func is read.node:
+                continue
+            for function, parameter in _receiving_parameters(facts, read.scope, call, read.node):
+                for mutation in facts.mutations_of(function, parameter):
+                    if mutation.path:
+                        handing = Handing(read.scope, call, read.loops, function)
+                        found.setdefault(id(mutation), (mutation, []))[1].append(handing)
+        return list(found.values())
 
 
 def _receiving_parameters(
@@ -74,16 +94,11 @@ def _callees(facts: Facts, scope: Scope, callee: ast.expr) -> Iterator[tuple[Sco
             if binding.kind is BindingKind.DEF:
                 yield facts.scope_of(binding.node), 0
     elif isinstance(callee, ast.Attribute):
-        for function in facts.all_scopes():
+        if facts.qualified_name(scope, callee) is not None:
+            return  # ``jnp.sum(x)``, ``np.copyto(...)``: a function of an imported module
+        for function in facts.methods_by_name.get(callee.attr, ()):
             parent = function.parent
-            if (
-                function.kind is ScopeKind.FUNCTION
-                and function.name == callee.attr
-                and parent is not None
-                and parent.kind is ScopeKind.CLASS
-                and not _static(function)
-                and _has_objects(facts, parent)
-            ):
+            if parent is not None and not _static(function) and _has_objects(facts, parent):
                 yield function, 1
 
 

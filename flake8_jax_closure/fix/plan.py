@@ -209,9 +209,14 @@ class FixPlanner:
         changed = True
         while changed:
             changed = False
+            # Only the plans already unsafe are looked at: most are safe, and comparing each
+            # plan with every other grows with the square of the module's compiled functions.
+            marked = [p for p in plans if p.unsafe_reasons]
             for plan in plans:
-                unsafe = [p for p in plans if p.unsafe_reasons and _linked(plan, p)]
-                if unsafe and not plan.unsafe_reasons:
+                if plan.unsafe_reasons:
+                    continue
+                unsafe = [p for p in marked if _linked(plan, p)]
+                if unsafe:
                     plan.unsafe_reasons.append(
                         f"it is fixed together with the compiled '{unsafe[0].name}', whose fix "
                         "is unsafe"

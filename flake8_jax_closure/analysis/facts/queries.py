@@ -275,6 +275,18 @@ class Facts:
         """Function and class scopes from the statement walk; expression scopes as visited."""
         return self.module_scope.walk()
 
+    @cached_property
+    def methods_by_name(self) -> dict[str, list[Scope]]:
+        """The functions defined in class bodies, by name: what ``obj.name(...)`` may run when
+        the class of ``obj`` is not known. Found once: each call asking would walk every scope."""
+        methods: dict[str, list[Scope]] = {}
+        for scope in self.all_scopes():
+            parent = scope.parent
+            if scope.kind is ScopeKind.FUNCTION and parent is not None:
+                if parent.kind is ScopeKind.CLASS:
+                    methods.setdefault(scope.name, []).append(scope)
+        return methods
+
 
 _Fact = TypeVar("_Fact", bound=Site)
 
