@@ -635,6 +635,98 @@ show(get_params(step(0, opt_init(x))))
 """
 
 
+# A trainer keeping its flax training state in ``self.state`` and rebuilding it from itself
+# after each step: the compiled step reads the state's function, given the parameters, or
+# reads the parameters from the state too.
+_TRAINER_STATE = """
+import optax
+from flax.training import train_state
+
+
+def apply(params, x):
+    return x * params["w"]
+
+
+class Trainer:
+    def __init__(self):
+        self.state = train_state.TrainState.create(
+            apply_fn=apply, params={{"w": jnp.ones(3)}}, tx=optax.sgd(0.1)
+        )
+        self.step = jax.jit(self._step)
+
+    def _step(self, params, x):
+        return self.state.apply_fn({params}, x)
+
+
+# main
+trainer = Trainer()
+x = jnp.arange(3.0)
+for i in range(3):
+    show(trainer.step(trainer.state.params, x))
+    trainer.state = trainer.state.apply_gradients(grads={{"w": jnp.ones(3)}})
+"""
+
+# A module-level object whose attribute a plain helper stores from its argument: the compiled
+# loss stores its own argument there before reading it, or the loop stores a new value between
+# compiled calls.
+_HELPER_STORE = """
+class Layer:
+    def __init__(self):
+        self.speed = jnp.ones(3)
+
+
+class Environment:
+    def __init__(self):
+        self.layer = Layer()
+
+
+env = Environment()
+
+
+def set_speed(speed):
+    env.layer.speed = speed
+
+
+def field():
+    return jnp.sum(env.layer.speed)
+
+
+@jax.jit
+def loss(speed):
+    {store}
+    return field() * speed
+
+
+# main
+x = jnp.arange(3.0)
+for i in range(3):
+    show(loss(x + i))
+    {between}
+"""
+
+# A compiled method that stores its argument through a setter of the class before reading the
+# attribute, or reads the attribute first (a recurrent state).
+_SETTER_FIRST = """
+class Model:
+    def __init__(self):
+        self.params = jnp.ones(3)
+        self.step = jax.jit(self._step)
+
+    def set_params(self, params):
+        self.params = params
+
+    def _step(self, params, x):
+{body}
+
+
+# main
+model = Model()
+x = jnp.arange(3.0)
+for i in range(3):
+    show(model.step(x + i, x))
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -658,6 +750,32 @@ def families() -> Iterator[Program]:
     yield _scenario(
         "network-remade--other-activation",
         _NETWORK_REMADE.format(widths="[3, 3]", activation="jax.nn.relu"),
+        True,
+    )
+    yield _scenario(
+        "trainer-state--params-read", _TRAINER_STATE.format(params="self.state.params"), True
+    )
+    yield _scenario("trainer-state--params-given", _TRAINER_STATE.format(params="params"), False)
+    yield _scenario(
+        "helper-store--between-calls",
+        _HELPER_STORE.format(store="", between="set_speed(x * i)"),
+        True,
+    )
+    yield _scenario(
+        "helper-store--own-argument",
+        _HELPER_STORE.format(store="set_speed(speed)", between="pass"),
+        False,
+    )
+    yield _scenario(
+        "setter-first--stored-then-read",
+        _SETTER_FIRST.format(body="        self.set_params(params)\n        return x * self.params"),
+        False,
+    )
+    yield _scenario(
+        "setter-first--read-then-stored",
+        _SETTER_FIRST.format(
+            body="        out = x * self.params\n        self.set_params(params)\n        return out"
+        ),
         True,
     )
     yield _scenario("method-reads--changed", _METHOD_READS.format(attribute="scale"), True)

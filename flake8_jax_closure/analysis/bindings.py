@@ -5,6 +5,7 @@ decide which changes of the variable are changes of the value the compiled code 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from .facts.model import Binding, BindingKind, Mutation, Read, Scope, ScopeKind, exclusive
 from .facts.queries import Facts
@@ -240,10 +241,17 @@ _FUNCTION_FIELDS = frozenset({"apply_fn"})
 def fields_read(facts: Facts, reads: list[Read]) -> list[str] | None:
     """The first attribute of each read (``state.apply_fn`` reads ``apply_fn``); None when
     a read takes the whole object, or calls a method on it."""
+    return fields_below(facts, [read.node for read in reads])
+
+
+def fields_below(facts: Facts, records: Sequence[ast.AST]) -> list[str] | None:
+    """The attribute taken from each expression that holds the record (``state`` in
+    ``state.apply_fn``, ``self.state`` in ``self.state.apply_fn``); None when one takes the
+    whole record, or calls a method on it."""
     fields = []
-    for read in reads:
-        attribute = facts.parent(read.node)
-        if not isinstance(attribute, ast.Attribute) or attribute.value is not read.node:
+    for record in records:
+        attribute = facts.parent(record)
+        if not isinstance(attribute, ast.Attribute) or attribute.value is not record:
             return None
         call = facts.parent(attribute)
         if isinstance(call, ast.Call) and call.func is attribute:
@@ -256,15 +264,36 @@ def fields_read(facts: Facts, reads: list[Read]) -> list[str] | None:
 def keeps_fields_read(binding: Binding, fields: list[str] | None) -> bool:
     """``state = state.apply_gradients(grads=g)`` while compiled code reads only
     ``state.apply_fn``: the rebuilt record keeps every field the trace read."""
-    value = binding.value
+    return rebuild_keeps_fields(binding.value, ast.Name(binding.name), fields)
+
+
+def rebuild_keeps_fields(
+    value: ast.expr | None, record: ast.expr, fields: list[str] | None
+) -> bool:
+    """Whether ``value`` rebuilds ``record`` from itself (``record.apply_gradients(...)``,
+    ``record.replace(...)``, ``record`` being ``state`` or ``self.state``) keeping every one
+    of ``fields``."""
     if not fields or not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
-        and isinstance(value.func.value, ast.Name)
-        and value.func.value.id == binding.name
+        and _same_reference(value.func.value, record)
         and value.func.attr in _REBUILDS
         and all(keyword.arg is not None for keyword in value.keywords)
     ):
         return False
     changed = _REBUILDS[value.func.attr] | {k.arg for k in value.keywords if k.arg}
     return not set(fields) & changed
+
+
+def _same_reference(expression: ast.expr, record: ast.expr) -> bool:
+    """``self.state`` and ``self.state``, ``state`` and ``state``: the same name and the same
+    attributes taken from it."""
+    while isinstance(expression, ast.Attribute) and isinstance(record, ast.Attribute):
+        if expression.attr != record.attr:
+            return False
+        expression, record = expression.value, record.value
+    return (
+        isinstance(expression, ast.Name)
+        and isinstance(record, ast.Name)
+        and expression.id == record.id
+    )

@@ -336,6 +336,7 @@ class CaptureAnalysis:
             cls = self.class_of_cls(owner, name)
             # ``model.params = params`` first in the body: the trace reads the argument.
             fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
+            fed += self._given_explicitly(owner, name, reads)
             if cls is not None:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
@@ -446,15 +447,59 @@ class CaptureAnalysis:
 
     def _fed_by_own_trace(self, mutation: Mutation, compiled: Scope) -> bool:
         """``b.set_params(E)`` in the compiled function, where ``set_params`` stores its
-        parameter (``self.E = E``) and nothing else calls it: each trace stores a tracer of its
+        parameter (``self.E = E``), or a plain helper storing its argument (``def
+        set_speed(s): env.layer.speed = s``), and nothing but the compiled function calls it,
+        directly or through other functions only it calls: each trace stores a tracer of its
         own call there before reading it, so what an earlier trace stored never reaches a
-        compiled result (``model.params = params`` in the body itself, through a method)."""
-        method = mutation.scope
-        value = mutation.value
-        if not (isinstance(value, ast.Name) and value.id in method.params[1:]):
+        compiled result (``model.params = params`` in the body itself, through helpers)."""
+        function = mutation.scope
+        if function.kind is not ScopeKind.FUNCTION or mutation.value is None:
             return False
-        uses = self.graph.uses_of_function(method)
-        return bool(uses.events) and all(e.driver.is_within(compiled) for e in uses.events)
+        parent = function.parent
+        is_method = parent is not None and parent.kind is ScopeKind.CLASS
+        arguments = set(function.params[1:] if is_method else function.params)
+        if not any(
+            isinstance(node, ast.Name) and node.id in arguments for node in ast.walk(mutation.value)
+        ):
+            return False
+        return self._runs_only_inside(function, compiled, frozenset())
+
+    def _runs_only_inside(self, function: Scope, compiled: Scope, seen: frozenset[int]) -> bool:
+        """Every call of ``function`` is in the compiled function's code, or in a function
+        that only it runs."""
+        if function.is_within(compiled):
+            return True
+        if id(function) in seen or function.kind is not ScopeKind.FUNCTION:
+            return False
+        uses = self.graph.uses_of_function(function)
+        if uses.outside or not uses.events:
+            return False
+        inner = seen | {id(function)}
+        return all(self._runs_only_inside(e.driver, compiled, inner) for e in uses.events)
+
+    def _given_explicitly(
+        self, owner: Scope, name: str, reads: list[Read]
+    ) -> list[tuple[str, ...]]:
+        """The attributes every call of an object of a library's class gives explicitly by
+        name (``model(ids, params=params)``, ``model.generate(ids, params=params)``): such a
+        model (a Flax model of ``transformers``) uses what it is given and reads
+        ``model.params`` only when nothing is, so a change of that attribute never reaches
+        the trace. Not for the module's own classes, whose methods are read."""
+        if self.graph.object_class(owner, name, END) is not None:
+            return []
+        given: set[str] | None = None
+        for read in reads:
+            if read.path:
+                continue  # a read of a path: it overlaps a change or it does not
+            keywords = _keywords_given(self.facts, read.node)
+            if keywords is None:
+                return []
+            given = keywords if given is None else given & keywords
+        return [
+            (f".{keyword}",)
+            for keyword in sorted(given or ())
+            if not any(paths_overlap((f".{keyword}",), r.path) for r in reads if r.path)
+        ]
 
     def _paths_read(self, owner: Scope, name: str, reads: list[Read]) -> list[tuple[str, ...]]:
         """The data paths the reads read through the variable. A method called on an object
@@ -616,6 +661,18 @@ def _reported(
             mutation, paths[id(change)] = change, path
     named = rebinding or mutation
     return rebinding, mutation, None if named is None else paths[id(named)]
+
+
+def _keywords_given(facts: Facts, receiver: ast.AST) -> set[str] | None:
+    """The keywords of the call that calls ``receiver`` or a method of it (``receiver(x,
+    params=p)``, ``receiver.generate(x, params=p)``); None when ``receiver`` is used
+    otherwise."""
+    parent = facts.parent(receiver)
+    if isinstance(parent, ast.Attribute) and parent.value is receiver:
+        receiver, parent = parent, facts.parent(parent)
+    if isinstance(parent, ast.Call) and parent.func is receiver:
+        return {keyword.arg for keyword in parent.keywords if keyword.arg}
+    return None
 
 
 def _covers(prefix: tuple[str, ...], path: tuple[str, ...]) -> bool:

@@ -23,9 +23,17 @@ _OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.", "jax.experimental.
 _DEPTH = 4  # names followed back from an argument: ``state = create(params=params)``
 
 
-def arguments_remade(facts: Facts, change: Event, uses: list[Event], whole: bool = False) -> bool:
+def arguments_remade(
+    facts: Facts,
+    change: Event,
+    uses: list[Event],
+    whole: bool = False,
+    reach: list[Event] | None = None,
+) -> bool:
     """Every compiled call after ``change`` (a binding in the driver's own code) passes an
-    argument that the new value's initialiser, or one bound beside it, made since.
+    argument that the new value's initialiser, or one bound beside it, made since; or is a
+    call of a function (``train_network(key)``) whose own compiled calls pass arguments it
+    made with that initialiser (``reach``: every use of the compiled object, to find them).
     ``whole``: every call of ``uses`` must come after the change (the calls of a loop's
     pass: one before the change runs in the next pass with arguments of the pass before)."""
     made_by = _bound_by_change(facts, change)
@@ -35,6 +43,10 @@ def arguments_remade(facts: Facts, change: Event, uses: list[Event], whole: bool
     if not after or (whole and len(after) < len(uses)):
         return False
     for use in after:
+        if use.via is not None and use.kind is EventKind.RUN and use.driver is change.driver:
+            if not _remade_inside(facts, use.via, change.driver, made_by, reach or []):
+                return False
+            continue
         call = facts.parent(use.node) if use.node is not None else None
         if (
             use.kind is not EventKind.RUN
@@ -46,6 +58,35 @@ def arguments_remade(facts: Facts, change: Event, uses: list[Event], whole: bool
         arguments = [*call.args, *(k.value for k in call.keywords)]
         if not any(
             _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH)
+            for argument in arguments
+        ):
+            return False
+    return True
+
+
+def _remade_inside(
+    facts: Facts, function: Scope, driver: Scope, made_by: frozenset[str], reach: list[Event]
+) -> bool:
+    """Each compiled call in ``function`` passes an argument that ``function`` made, before
+    the call, with an initialiser of the new value (the global ``init_fn``, not a local
+    of that name)."""
+    inner = [e for e in reach if e.driver is function]
+    makers = frozenset(
+        name for name in made_by if facts.resolve(function, name) is facts.resolve(driver, name)
+    )
+    if not inner or not makers:
+        return False
+    start = (function.start[0], 0)
+    for use in inner:
+        # ``loss(params, x)`` names the function; ``jax.grad(loss)(params, x)`` is the call.
+        call = use.node if isinstance(use.node, ast.Call) else None
+        if call is None and use.node is not None:
+            call = facts.parent(use.node)
+        if use.kind is not EventKind.RUN or use.via is not None or not isinstance(call, ast.Call):
+            return False
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if not any(
+            _made_by(facts, function, argument, makers, start, use.at, _DEPTH)
             for argument in arguments
         ):
             return False

@@ -291,7 +291,7 @@ def stale_path(
                 and (
                     _traced_anew(graph, event, same_object)
                     or _new_argument_types(graph, event, same_object)
-                    or arguments_remade(graph.facts, event, same_object)
+                    or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                 )
             ):
                 witness = _sequence_witness(graph, event, same_object)

@@ -32,7 +32,7 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from ...analysis.bindings import fed_from_arguments
+from ...analysis.bindings import fed_from_arguments, fields_below, rebuild_keeps_fields
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
@@ -159,9 +159,15 @@ class MethodCaptureAnalysis:
             mutations = [m for m, _ in self._changes(cls, attribute)]
             if (f".{attribute}",) in fed_from_arguments(site.scope, mutations, attribute_reads):
                 continue
+            if self._fed_through_setter(cls, holder, attribute, attribute_reads):
+                continue
+            # ``self.state = self.state.apply_gradients(...)`` while the trace reads only
+            # ``self.state.apply_fn``: every state holds the same function.
+            fields = self._fields_read(attribute, attribute_reads)
+            kept = {id(m) for m in mutations if _rebuilt_keeping(m, attribute, fields)}
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
-                cls, holder, attribute, life, replacers, own_state, own_writes
+                cls, holder, attribute, life, replacers, own_state | kept, own_writes
             ):
                 stale.append((change, path))
                 if path.witnessed:
@@ -179,6 +185,62 @@ class MethodCaptureAnalysis:
                 bound_method=holder.bound_method, read_through=through.get(attribute),
                 path=path,
             )  # fmt: skip
+
+    def _fed_through_setter(
+        self, cls: ClassFacts, holder: Holder, attribute: str, reads: list[Read]
+    ) -> bool:
+        """``self.set_params(params)`` as a statement of the compiled body, before anything
+        in it reads ``self.params``, where ``set_params`` stores its parameter before it
+        reads the attribute: each trace reads a tracer of its own call, so no change made
+        elsewhere reaches a compiled result."""
+        path = (f".{attribute}",)
+        for mutation, setter in self._changes(cls, attribute):
+            self_name = method_self_name(setter) if setter is not None else None
+            if setter is None or self_name is None or mutation.path != path:
+                continue
+            own_reads = [
+                read
+                for read in self.facts.reads_within(setter)
+                if read.name == self_name and read.path[:1] == path
+            ]
+            if path not in fed_from_arguments(setter, [mutation], own_reads):
+                continue
+            for call in self._top_level_calls(holder, setter.name):
+                end = (call.end_lineno or 0, call.end_col_offset or 0)
+                if all(r.start >= end or _inside(r.node, call) for r in reads):
+                    return True
+        return False
+
+    def _top_level_calls(self, holder: Holder, method: str) -> Iterator[ast.Call]:
+        """The calls ``self.<method>(...)`` that are statements of the compiled body, or the
+        value such a statement assigns (not under an ``if`` or in a loop)."""
+        site = holder.site
+        body = getattr(site.scope.node, "body", [])
+        for read in self.facts.reads_within(site.scope):
+            if read.name != holder.self_name or self._called_method(read) != method:
+                continue
+            attribute = self.facts.parent(read.node)
+            call = self.facts.parent(attribute) if attribute is not None else None
+            statement = self.facts.parent(call) if call is not None else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(statement, (ast.Expr, ast.Assign))
+                and statement.value is call
+                and any(statement is top for top in body)
+            ):
+                yield call
+
+    def _fields_read(self, attribute: str, reads: list[Read]) -> list[str] | None:
+        """The fields each read takes of ``self.<attribute>`` (``apply_fn`` of
+        ``self.state.apply_fn``); None when one takes the whole value, calls one of its
+        methods, or reaches it through a method of the class."""
+        held = [self.facts.parent(read.node) for read in reads]
+        records = [
+            node
+            for node in held
+            if isinstance(node, ast.Attribute) and node.attr == attribute
+        ]  # fmt: skip
+        return fields_below(self.facts, records) if len(records) == len(reads) else None
 
     def _life(self, holder: Holder, sharing: list[Holder]) -> CompiledLife:
         """Where the compiled object can be traced and called: the calls of a static-``self``
@@ -601,6 +663,18 @@ def _attribute_holding_wrapper(function: ast.AST, compiled: str) -> ast.Attribut
         ):
             return node.targets[0]
     return None
+
+
+def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | None) -> bool:
+    """``self.state = self.state.apply_gradients(...)`` keeping every field read."""
+    if mutation.path != (f".{attribute}",):
+        return False
+    record = ast.Attribute(value=ast.Name(mutation.name), attr=attribute)
+    return rebuild_keeps_fields(mutation.value, record, fields)
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return any(node is inner for inner in ast.walk(outer))
 
 
 def _first_attribute(read: Read) -> str | None:
