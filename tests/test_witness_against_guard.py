@@ -70,6 +70,8 @@ KNOWN_MISMATCHES |= {
     "initialisation and accepts the value reset later",
     "named-tuple-list--in-place": "the guard never stops it: it does not look inside the fields "
     "of a NamedTuple whose bound method is compiled",
+    "setter-first--read-then-stored": "the guard never stops it: the trace stores its own tracer "
+    "where it read the value, and the guard takes that store for the trace's own state",
 }
 
 # A position in the program's file: line (1-based) and column (0-based; None where Python does
