@@ -106,7 +106,7 @@ _PLUGIN_TIME = (
 # is built as the first files ask it (cold), as in a fresh ``check`` run.
 _PROJECT_TIME = (
     "import pathlib, sys, time\n"
-    "from flake8_jax_closure.analysis.project import index_for, promoter\n"
+    "from flake8_jax_closure.analysis.project import ProjectView, index_for\n"
     "from flake8_jax_closure.analysis.words import may_compile\n"
     "from flake8_jax_closure.engine import SourceSyntaxError, check_source\n"
     "from flake8_jax_closure.settings import Settings\n"
@@ -117,10 +117,10 @@ _PROJECT_TIME = (
     "    if not may_compile(text, settings.compile_functions):\n"
     "        continue\n"
     "    for with_project in (0, 1):\n"
-    "        promote = promoter(str(path), index_for(str(path))) if with_project else None\n"
+    "        project = ProjectView(str(path), index_for(str(path))) if with_project else None\n"
     "        start = time.process_time()\n"
     "        try:\n"
-    "            check_source(text, settings, with_edits=False, promote=promote)\n"
+    "            check_source(text, settings, with_edits=False, project=project)\n"
     "        except SourceSyntaxError:\n"
     "            pass\n"
     "        spent[with_project] += time.process_time() - start\n"

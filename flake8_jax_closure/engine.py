@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .analysis.captures import StaleCapture
 from .analysis.pipeline import ModuleFacts
-from .analysis.timing import StalePath
+from .analysis.project import ProjectView
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Edit, Finding, Fix
 from .fix.model import FunctionFix, NoFix
@@ -27,9 +27,6 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .fix.rewrite import Rewrite
-
-# Gives the witness another module of the project shows for an API hazard's path, if any.
-Promote = Callable[[StalePath], StalePath | None]
 
 
 class SourceSyntaxError(Exception):
@@ -85,12 +82,12 @@ def analysis_failed(error: BaseException) -> Finding:
 
 
 def _findings(
-    module: ModuleFacts, source: SourceLines, settings: Settings, promote: Promote | None = None
+    module: ModuleFacts, source: SourceLines, settings: Settings, project: ProjectView | None = None
 ) -> list[Finding]:
     """The selected rules' findings, each with the fix of its compiled function: one plan per
     function, for all the selected captures it reads."""
     groups: dict[ast.AST, list[tuple[StaleCapture, Finding]]] = {}
-    for capture, found in selected_findings(module, settings.is_selected, promote):
+    for capture, found in selected_findings(module, settings.is_selected, project):
         groups.setdefault(capture.compiled.function, []).append((capture, found))
     planner = FixPlanner(
         module.facts, source, module.compiled, prefer_safe=not settings.unsafe_fixes
@@ -145,13 +142,14 @@ def _analyse_selected(
     honour_noqa: bool,
     tree: ast.Module | None,
     lazy: bool = True,
-    promote: Promote | None = None,
+    project: ProjectView | None = None,
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
     ``lazy=False`` visits every statement first (tests and the benchmark check that this never
-    changes a finding). ``promote`` looks for a stale path outside callers could take in the
-    project's other modules (``analysis.project``).
+    changes a finding). ``project`` answers for the project's other modules: a stale path
+    outside callers could take that one of them takes, what a class one defines reads
+    (``analysis.project``).
 
     Raises SourceSyntaxError when the source does not parse. Any other failure of the analysis
     becomes one JC900 finding, never an exception.
@@ -166,8 +164,8 @@ def _analyse_selected(
         if tree is None:
             tree = parse_tree(source)
         try:
-            module = ModuleFacts(tree, source, settings.compile_functions, lazy)
-            found = _findings(module, lines, settings, promote)
+            module = ModuleFacts(tree, source, settings.compile_functions, lazy, project)
+            found = _findings(module, lines, settings, project)
             # Freed here by reference counting, while the cyclic collector is still paused.
             module.release()
             del module, tree
@@ -198,7 +196,7 @@ def check_source(
     tree: ast.Module | None = None,
     edits_for: Callable[[Finding], bool] | None = None,
     lazy: bool = True,
-    promote: Promote | None = None,
+    project: ProjectView | None = None,
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
@@ -207,7 +205,7 @@ def check_source(
     ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
     ``lazy`` as for ``_analyse_selected``.
     """
-    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy, promote)
+    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy, project)
     if analysis is None:
         return []
     if with_edits:
@@ -259,12 +257,12 @@ class FixResult:
 
 
 def analyse_source(
-    source: str, settings: Settings, promote: Promote | None = None
+    source: str, settings: Settings, project: ProjectView | None = None
 ) -> Analysis | None:
     """The selected findings of ``source`` with their fix plans, for ``with_edits`` and
     ``fix_source`` to use again (an editor asks for fixes of the text it was shown findings
     of); None when the source names no compile transform. Raises SourceSyntaxError."""
-    return _analyse_selected(source, settings, honour_noqa=True, tree=None, promote=promote)
+    return _analyse_selected(source, settings, honour_noqa=True, tree=None, project=project)
 
 
 def fix_source(
@@ -273,7 +271,7 @@ def fix_source(
     *,
     analysis: Analysis | None = None,
     lazy: bool = True,
-    promote: Promote | None = None,
+    project: ProjectView | None = None,
 ) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
@@ -282,7 +280,7 @@ def fix_source(
     """
     if analysis is None:
         analysis = _analyse_selected(
-            source, settings, honour_noqa=True, tree=None, lazy=lazy, promote=promote
+            source, settings, honour_noqa=True, tree=None, lazy=lazy, project=project
         )
     if analysis is None:
         return FixResult(source, [], [])

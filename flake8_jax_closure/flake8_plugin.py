@@ -76,7 +76,7 @@ class JaxClosureChecker:
         try:
             if not may_compile(source, self.settings.compile_functions):
                 return
-            from .analysis.project import index_for, promoter
+            from .analysis.project import ProjectView, index_for
             from .engine import SourceSyntaxError, check_source
 
             try:
@@ -87,7 +87,7 @@ class JaxClosureChecker:
                     with_edits=False,
                     tree=self.tree if isinstance(self.tree, ast.Module) else None,
                     # Callers in the project's other modules count, as for ``check``.
-                    promote=promoter(self.filename, index_for(self.filename)),
+                    project=ProjectView(self.filename, index_for(self.filename)),
                 )
             except SourceSyntaxError:
                 return  # flake8 reports the syntax error itself (E999)

@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__, lsp_notebooks
-from .analysis.project import index_for, promoter
+from .analysis.project import ProjectView, index_for
 from .config import ConfigCache, FileConfig, Overrides, overrides_from, resolve
 from .diagnostics import Applicability, Edit, Finding
 from .engine import Analysis, SourceSyntaxError, analyse_source, fix_source
@@ -136,7 +136,7 @@ class JaxClosureServer(LanguageServer):
         self._analyses.pop(uri, None)
         # Callers in the project's other modules count, read from disk as they were saved.
         path = to_fs_path(uri) or ""
-        analysis = analyse_source(source, settings, promoter(path, index_for(path)))
+        analysis = analyse_source(source, settings, ProjectView(path, index_for(path)))
         self._analyses[uri] = (source, settings, analysis)
         return analysis
 

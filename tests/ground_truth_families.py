@@ -768,13 +768,17 @@ def families() -> Iterator[Program]:
     )
     yield _scenario(
         "setter-first--stored-then-read",
-        _SETTER_FIRST.format(body="        self.set_params(params)\n        return x * self.params"),
+        _SETTER_FIRST.format(
+            body="        self.set_params(params)\n        return x * self.params"
+        ),
         False,
     )
     yield _scenario(
         "setter-first--read-then-stored",
         _SETTER_FIRST.format(
-            body="        out = x * self.params\n        self.set_params(params)\n        return out"
+            body="        out = x * self.params\n"
+            "        self.set_params(params)\n"
+            "        return out"
         ),
         True,
     )

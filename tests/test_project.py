@@ -172,3 +172,82 @@ def test_files_without_the_entry_points_are_never_parsed(project: Path) -> None:
     index = ProjectIndex(project)
     assert index.witness(project / "pkg" / "train.py", ["set_lr"], ["step"]) is None
     assert not index._calls  # neither file names set_lr or step
+
+
+FORCE = """import jax.numpy as jnp
+
+
+class Force:
+    def __init__(self, scale):
+        self.scale = scale
+        self.params = jnp.ones(3)
+
+    def forward(self, x, params):
+        return self._energy(x * params)
+
+    def _energy(self, y):
+        return jnp.sum(y) * self.scale
+"""
+FORCE_SCRIPT = """import jax
+import jax.numpy as jnp
+
+from pkg.force import Force
+
+model = Force(3.0)
+
+
+@jax.jit
+def loss(params, x):
+    return model.forward(x, params)
+
+
+x = jnp.arange(3.0)
+for step in range(3):
+    loss(model.params, x)
+    model.{attribute} = model.{attribute} * 0.5
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "findings"), [("params", 0), ("scale", 1)], ids=["not-read", "read"]
+)
+def test_a_method_of_a_class_from_another_module_reads_what_its_body_reads(
+    project: Path, attribute: str, findings: int
+) -> None:
+    """``model.forward(x, params)`` on an object of a class another module of the project
+    defines reads what ``forward`` reads of ``self`` there: a change of ``model.params`` never
+    reaches the trace, one of ``model.scale`` does."""
+    (project / "pkg" / "force.py").write_text(FORCE)
+    script = project / "scripts" / "fit.py"
+    script.write_text(FORCE_SCRIPT.format(attribute=attribute))
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC103", "model")] * findings
+
+
+def test_a_class_from_another_module_with_bases_may_read_anything(project: Path) -> None:
+    (project / "pkg" / "force.py").write_text(FORCE.replace("class Force:", "class Force(Base):"))
+    script = project / "scripts" / "fit.py"
+    script.write_text(FORCE_SCRIPT.format(attribute="params"))
+    assert [f["code"] for f in _check("--no-cache", str(script))] == ["JC103"]
+
+
+def test_a_relative_import_names_the_module(project: Path) -> None:
+    (project / "pkg" / "force.py").write_text(FORCE)
+    script = project / "pkg" / "fit.py"
+    script.write_text(
+        FORCE_SCRIPT.format(attribute="params").replace("from pkg.force", "from .force")
+    )
+    assert _check("--no-cache", str(script)) == []
+
+
+def test_the_cache_follows_the_class_in_another_module(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path / "cache"))
+    force = project / "pkg" / "force.py"
+    force.write_text(FORCE)
+    script = project / "scripts" / "fit.py"
+    script.write_text(FORCE_SCRIPT.format(attribute="params"))
+    assert _check(str(script)) == []
+    force.write_text(FORCE.replace("* self.scale", "* self.scale * self.params[0]"))
+    assert [f["code"] for f in _check(str(script))] == ["JC103"]

@@ -18,6 +18,7 @@ import ast
 import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .bindings import (
     fed_from_arguments,
@@ -51,6 +52,9 @@ from .handed import Handing, ParameterChanges
 from .receiver import called_method, method_self_name, paths_read_by
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, stale_path
+
+if TYPE_CHECKING:
+    from .project import ProjectView
 
 # Binding kinds that make a name refer to a module or a function: in-place changes to those are
 # not value changes (``jnp.append(...)`` is a call, not a mutation of ``jnp``). Classes are
@@ -111,9 +115,17 @@ class StaleCapture:
 
 
 class CaptureAnalysis:
-    def __init__(self, facts: Facts, graph: CallGraph, compiled: list[CompiledFunction]) -> None:
+    def __init__(
+        self,
+        facts: Facts,
+        graph: CallGraph,
+        compiled: list[CompiledFunction],
+        project: ProjectView | None = None,
+    ) -> None:
         self.facts = facts
         self.graph = graph
+        # The project's other modules: what a method of a class one of them defines reads.
+        self.project = project
         self.compiled_functions = {id(site.function) for site in compiled}
         # Defs whose name is the compiled object itself (``@jax.jit def inner``): a call of the
         # name inside compiled code traces the def there.
@@ -514,11 +526,31 @@ class CaptureAnalysis:
                     made_from = self.graph.object_class(owner, name, END)
                 if isinstance(made_from, Scope):
                     through = self._method_paths(owner, name, made_from, method)
-                    if through is not None:
-                        paths.extend(through)
-                        continue
+                else:
+                    through = self._imported_method_paths(owner, name, method)
+                if through is not None:
+                    paths.extend(through)
+                    continue
             paths.append(read.path)
         return paths
+
+    def _imported_method_paths(
+        self, owner: Scope, name: str, method: str
+    ) -> list[tuple[str, ...]] | None:
+        """What calling ``method`` reads of an object whose every binding makes it from one
+        class imported from another module of the project (``model = MolForce(...)`` after
+        ``from pkg.force import MolForce``), as that module defines it."""
+        if self.project is None:
+            return None
+        classes = set()
+        for binding in self.facts.bindings_of(owner, name):
+            value = binding.value
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(value, ast.Call):
+                return None
+            classes.add(self.facts.qualified_name(owner, value.func))
+        if len(classes) != 1 or None in classes:
+            return None
+        return self.project.method_reads(classes.pop() or "", method)
 
     def _method_paths(
         self, owner: Scope, name: str, cls: Scope, method: str

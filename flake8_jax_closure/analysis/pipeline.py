@@ -10,6 +10,7 @@ from .callgraph.graph import CallGraph
 from .captures import CaptureAnalysis, Owner, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
 from .facts.queries import Facts
+from .project import ProjectView
 
 
 class ModuleFacts:
@@ -17,7 +18,12 @@ class ModuleFacts:
     needs, and the facts visit statements only where a question needs them."""
 
     def __init__(
-        self, tree: ast.Module, text: str, compile_functions: Iterable[str], lazy: bool = True
+        self,
+        tree: ast.Module,
+        text: str,
+        compile_functions: Iterable[str],
+        lazy: bool = True,
+        project: ProjectView | None = None,
     ) -> None:
         self.facts = Facts(tree, text)
         if not lazy:
@@ -26,7 +32,8 @@ class ModuleFacts:
         self.finder = CompiledFunctionFinder(self.facts, frozenset(compile_functions))
         self.compiled: list[CompiledFunction] = self.finder.find()
         self.graph = CallGraph(self.facts)
-        self.values = CaptureAnalysis(self.facts, self.graph, self.compiled)
+        self.values = CaptureAnalysis(self.facts, self.graph, self.compiled, project)
+        self.project = project
 
     def release(self) -> None:
         self.facts.release()

@@ -4,7 +4,10 @@ A stale path that only code outside the module can take (an API hazard, see ``ti
 the project itself may take: a training script in another module calls the compiled function,
 the setter, and the compiled function again; a notebook that star-imports the training module
 does it in its cells. ``ProjectIndex`` answers, for one module's hazard, whether another file of
-the project runs its entry points in a stale order, and gives that path as the witness.
+the project runs its entry points in a stale order, and gives that path as the witness. It
+also answers what a method of a class another module defines reads of ``self``
+(``model.forward(x, params)`` on ``model = Force()`` imported from ``pkg.force``), so that a
+change of an attribute the method never reads is no change.
 
 Limits, first: calls are resolved through imports (``import pkg.train as t``, ``from pkg.train
 import step``, ``from pkg.train import *``, relative imports) and through local names bound to
@@ -19,7 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -227,6 +230,8 @@ class ProjectIndex:
         self._files: list[Path] | None = None
         self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
         self._calls: dict[tuple[Path, int], list[Call]] = {}
+        self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
+        self._by_module: dict[str, list[Path]] | None = None
         self._fingerprint: bytes | None = None
 
     def files(self) -> list[Path]:
@@ -292,6 +297,35 @@ class ProjectIndex:
             name = max(module_names(path, self.root), key=len, default="")
             self._calls[key] = file_calls(tree, name)
         return self._calls[key], lines
+
+    def method_reads(
+        self, module: Path, qualified: str, method: str
+    ) -> list[tuple[str, ...]] | None:
+        """The attribute paths of ``self`` that calling ``method`` on an object of the class
+        ``qualified`` (``pkg.model.Force``, or ``.model.Force`` relative to ``module``) reads,
+        when the class is defined in a module of the project; None when it is not, or when
+        the method may read anything (``receiver.paths_read_by``)."""
+        module_name, _, class_name = qualified.rpartition(".")
+        if module_name.startswith("."):
+            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        candidates = self._modules().get(module_name, [])
+        if len(candidates) != 1 or candidates[0].suffix != ".py":
+            return None  # not the project's, or named by two files: the code does not say
+        path = candidates[0]
+        text = self._text(path)
+        key = (path, hash(text), class_name, method)
+        if key not in self._reads:
+            self._reads[key] = _class_method_reads(text, class_name, method)
+        return self._reads[key]
+
+    def _modules(self) -> dict[str, list[Path]]:
+        """Each dotted name a file of the project may be imported by, with those files."""
+        if self._by_module is None:
+            self._by_module = {}
+            for path in self.files():
+                for name in module_names(path, self.root):
+                    self._by_module.setdefault(name, []).append(path)
+        return self._by_module
 
     def promoted(self, module: Path, path: StalePath) -> StalePath | None:
         """The hazard's path as a witness, when another file of the project takes it."""
@@ -412,7 +446,58 @@ def index_for(path: str) -> ProjectIndex | None:
     return _INDEXES[root]
 
 
-def promoter(path: str, index: ProjectIndex | None) -> Callable[[StalePath], StalePath | None]:
-    """What gives the witness another module of the project shows for a path of the file."""
-    module = Path(path)
-    return lambda stale: None if index is None else index.promoted(module, stale)
+class ProjectView:
+    """What one file's analysis may ask of the project's other modules: a witness they show
+    for a stale path of the file, and what a method of a class they define reads."""
+
+    def __init__(self, path: str, index: ProjectIndex | None) -> None:
+        self.module = Path(path)
+        self.index = index
+
+    def promoted(self, stale: StalePath) -> StalePath | None:
+        return None if self.index is None else self.index.promoted(self.module, stale)
+
+    def method_reads(self, qualified: str, method: str) -> list[tuple[str, ...]] | None:
+        if self.index is None:
+            return None
+        return self.index.method_reads(self.module, qualified, method)
+
+
+def _absolute(relative: str, module: str) -> str:
+    """``pkg.model`` for ``.model`` imported in ``pkg.train``; ``..`` goes one package up."""
+    dots = len(relative) - len(relative.lstrip("."))
+    package = module.split(".")[:-dots] if dots else module.split(".")
+    tail = relative[dots:]
+    return ".".join([*package, tail] if tail else package)
+
+
+def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[str, ...]] | None:
+    """What ``method`` of the module-level class ``class_name`` reads of ``self``."""
+    from .facts.model import ScopeKind
+    from .facts.queries import Facts
+    from .receiver import paths_read_by
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    facts = Facts(tree, text)
+    try:
+        facts.ensure_scope(facts.module_scope)
+        classes = [
+            scope
+            for scope in facts.module_scope.children
+            if scope.kind is ScopeKind.CLASS and scope.name == class_name
+        ]
+        if len(classes) != 1 or _has_bases(classes[0].node):
+            return None  # defined twice, or inheriting methods the module may not show
+        return paths_read_by(facts, classes[0], method)
+    finally:
+        facts.release()
+
+
+def _has_bases(node: ast.AST) -> bool:
+    """A class deriving from anything but ``object``: a method it does not define, or one
+    reading ``self`` through an inherited one, is not in its body."""
+    bases = getattr(node, "bases", [])
+    return any(not (isinstance(b, ast.Name) and b.id == "object") for b in bases)

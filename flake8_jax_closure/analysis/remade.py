@@ -79,9 +79,9 @@ def _remade_inside(
     start = (function.start[0], 0)
     for use in inner:
         # ``loss(params, x)`` names the function; ``jax.grad(loss)(params, x)`` is the call.
-        call = use.node if isinstance(use.node, ast.Call) else None
-        if call is None and use.node is not None:
-            call = facts.parent(use.node)
+        call: ast.AST | None = use.node
+        if call is not None and not isinstance(call, ast.Call):
+            call = facts.parent(call)
         if use.kind is not EventKind.RUN or use.via is not None or not isinstance(call, ast.Call):
             return False
         arguments = [*call.args, *(k.value for k in call.keywords)]

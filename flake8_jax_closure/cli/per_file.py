@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.project import ProjectIndex, forget_projects, index_for, promoter
+from ..analysis.project import ProjectIndex, ProjectView, forget_projects, index_for
 from ..cache import FindingsCache
 from ..diagnostics import Finding
 from ..diffs import python_lines, unified_diff
@@ -49,17 +49,21 @@ class FileResult:
     other_language: bool = False
 
 
-class _Consulted:
-    """The project's promoter for one file, noting whether the analysis asked it (then the
-    file's findings depend on the project's other files)."""
+class _Consulted(ProjectView):
+    """The project as one file's analysis sees it, noting whether the analysis asked it (then
+    the file's findings depend on the project's other files)."""
 
     def __init__(self, path: str, project: ProjectIndex | None) -> None:
-        self.promote = None if project is None else promoter(path, project)
+        super().__init__(path, project)
         self.asked = False
 
-    def __call__(self, stale: StalePath) -> StalePath | None:
+    def promoted(self, stale: StalePath) -> StalePath | None:
         self.asked = True
-        return None if self.promote is None else self.promote(stale)
+        return super().promoted(stale)
+
+    def method_reads(self, qualified: str, method: str) -> list[tuple[str, ...]] | None:
+        self.asked = True
+        return super().method_reads(qualified, method)
 
 
 def _fingerprint(path: str) -> Callable[[], bytes]:
@@ -103,7 +107,7 @@ def check_file(
                 settings,
                 with_edits=run.with_edits,
                 lazy=run.lazy,
-                promote=consulted,
+                project=consulted,
             )
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
@@ -141,8 +145,8 @@ def fix_file(
         if from_stdin:
             result.output = source.raw
         try:
-            promote = None if from_stdin else promoter(path, index_for(path))
-            outcome = fix_source(source.text, settings, lazy=run.lazy, promote=promote)
+            project = None if from_stdin else ProjectView(path, index_for(path))
+            outcome = fix_source(source.text, settings, lazy=run.lazy, project=project)
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)
             return result

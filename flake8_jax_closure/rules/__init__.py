@@ -30,7 +30,7 @@ from ._common import hazard_code
 if TYPE_CHECKING:
     from ..analysis.captures import Owner, StaleCapture
     from ..analysis.pipeline import ModuleFacts
-    from ..analysis.timing import StalePath
+    from ..analysis.project import ProjectView
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ NAMES: dict[str, str] = {
 def selected_findings(
     module: ModuleFacts,
     is_selected: Callable[[str], bool],
-    promote: Callable[[StalePath], StalePath | None] | None = None,
+    project: ProjectView | None = None,
 ) -> list[tuple[StaleCapture, Finding]]:
     """The findings of the selected rules, each with its capture, in the order of the rules'
     detections. A detection runs once, for the rules that share it, and only when one of them is
@@ -94,9 +94,9 @@ def selected_findings(
         if not owners:
             continue
         for capture in detect(module, owners):
-            if promote is not None and not capture.path.witnessed:
+            if project is not None and not capture.path.witnessed:
                 # Another module of the project may take the path outside callers could.
-                witnessed = promote(capture.path)
+                witnessed = project.promoted(capture.path)
                 if witnessed is not None:
                     capture = dataclasses.replace(capture, path=witnessed)
             for rule in sharing:
