@@ -40,6 +40,7 @@ from .facts.model import (
     Binding,
     BindingKind,
     Mutation,
+    Pos,
     Read,
     Scope,
     ScopeKind,
@@ -354,7 +355,7 @@ class CaptureAnalysis:
             else:
                 rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
-                    fields_read(self.facts, reads),
+                    fields_read(self.facts, reads), reads,
                 )  # fmt: skip
             if path is None:
                 continue
@@ -380,6 +381,7 @@ class CaptureAnalysis:
         retraced_by_shape: bool = True,
         fed: list[tuple[str, ...]] | None = None,
         fields: list[str] | None = None,
+        reads: list[Read] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -438,7 +440,10 @@ class CaptureAnalysis:
                 if not c.scope.is_within(compiled.scope)
                 and not sets_split_structure(facts, c)
                 and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
-                and not (isinstance(c, Mutation) and self._fed_by_own_trace(c, compiled.scope))
+                and not (
+                    isinstance(c, Mutation)
+                    and self._fed_by_own_trace(c, compiled.scope, reads or [])
+                )
             ),
             key=_change_at,
         )
@@ -457,13 +462,15 @@ class CaptureAnalysis:
                 break  # nothing later is reported before it
         return _reported(stale)
 
-    def _fed_by_own_trace(self, mutation: Mutation, compiled: Scope) -> bool:
+    def _fed_by_own_trace(self, mutation: Mutation, compiled: Scope, reads: list[Read]) -> bool:
         """``b.set_params(E)`` in the compiled function, where ``set_params`` stores its
         parameter (``self.E = E``), or a plain helper storing its argument (``def
         set_speed(s): env.layer.speed = s``), and nothing but the compiled function calls it,
         directly or through other functions only it calls: each trace stores a tracer of its
         own call there before reading it, so what an earlier trace stored never reaches a
-        compiled result (``model.params = params`` in the body itself, through helpers)."""
+        compiled result (``model.params = params`` in the body itself, through helpers). Not
+        when the compiled function reads the value before that call (a recurrent state:
+        ``out = x + state.prev; remember(x)``): the first trace read what was there."""
         function = mutation.scope
         if function.kind is not ScopeKind.FUNCTION or mutation.value is None:
             return False
@@ -474,20 +481,32 @@ class CaptureAnalysis:
             isinstance(node, ast.Name) and node.id in arguments for node in ast.walk(mutation.value)
         ):
             return False
-        return self._runs_only_inside(function, compiled, frozenset())
-
-    def _runs_only_inside(self, function: Scope, compiled: Scope, seen: frozenset[int]) -> bool:
-        """Every call of ``function`` is in the compiled function's code, or in a function
-        that only it runs."""
-        if function.is_within(compiled):
-            return True
-        if id(function) in seen or function.kind is not ScopeKind.FUNCTION:
+        entries = self._calls_inside(function, compiled, frozenset())
+        if not entries:
             return False
+        first = min(entries)
+        return all(read.start >= first for read in reads if read.scope.is_within(compiled))
+
+    def _calls_inside(
+        self, function: Scope, compiled: Scope, seen: frozenset[int]
+    ) -> list[Pos] | None:
+        """Where the compiled function's code calls ``function``, or a function that only it
+        runs and that calls ``function``; None when anything else calls them."""
+        if id(function) in seen or function.kind is not ScopeKind.FUNCTION:
+            return None
         uses = self.graph.uses_of_function(function)
         if uses.outside or not uses.events:
-            return False
-        inner = seen | {id(function)}
-        return all(self._runs_only_inside(e.driver, compiled, inner) for e in uses.events)
+            return None
+        entries: list[Pos] = []
+        for event in uses.events:
+            if event.driver.is_within(compiled):
+                entries.append(event.at)
+                continue
+            outer = self._calls_inside(event.driver, compiled, seen | {id(function)})
+            if outer is None:
+                return None
+            entries.extend(outer)
+        return entries
 
     def _given_explicitly(
         self, owner: Scope, name: str, reads: list[Read]
