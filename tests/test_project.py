@@ -251,3 +251,18 @@ def test_the_cache_follows_the_class_in_another_module(
     assert _check(str(script)) == []
     force.write_text(FORCE.replace("* self.scale", "* self.scale * self.params[0]"))
     assert [f["code"] for f in _check(str(script))] == ["JC103"]
+
+
+def test_a_wrapped_method_of_a_class_from_another_module(project: Path) -> None:
+    """``model.batch_forward = jax.vmap(model.forward, ...)`` reads the attribute and what
+    ``forward`` reads, for a class another module defines as for the module's own."""
+    (project / "pkg" / "force.py").write_text(FORCE)
+    script = project / "scripts" / "fit.py"
+    source = FORCE_SCRIPT.format(attribute="params").replace(
+        "model = Force(3.0)\n",
+        "model = Force(3.0)\nmodel.batch_forward = jax.vmap(model.forward, in_axes=(0, None))\n",
+    ).replace("return model.forward(x, params)", "return model.batch_forward(x[None], params)")
+    script.write_text(source)
+    assert _check("--no-cache", str(script)) == []
+    script.write_text(source.replace("model.params = model.params", "model.scale = model.scale"))
+    assert [f["code"] for f in _check("--no-cache", str(script))] == ["JC103"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -56,6 +56,9 @@ from .timing import CompiledLife, StalePath, compiled_life, stale_path
 
 if TYPE_CHECKING:
     from .project import ProjectView
+
+# What calling a method of a class reads of ``self`` (None: may read anything).
+MethodReader = Callable[[str], list[tuple[str, ...]] | None]
 
 # Binding kinds that make a name refer to a module or a function: in-place changes to those are
 # not value changes (``jnp.append(...)`` is a call, not a mutation of ``jnp``). Classes are
@@ -534,32 +537,34 @@ class CaptureAnalysis:
 
     def _paths_read(self, owner: Scope, name: str, reads: list[Read]) -> list[tuple[str, ...]]:
         """The data paths the reads read through the variable. A method called on an object
-        of one of the module's classes (``model.forward(x, params)``) reads the attributes
-        that method reads of ``self``, where the code shows them all."""
+        of one of the module's classes, or of a class another module of the project defines
+        (``model.forward(x, params)``), reads the attributes that method reads of ``self``,
+        where the code shows them all."""
         paths: list[tuple[str, ...]] = []
-        made_from: Scope | None | bool = False  # not looked up yet
+        reader: MethodReader | None | bool = False  # not looked up yet
         for read in reads:
             method = called_method(self.facts, read.node) if not read.path else None
             if method is not None:
-                if made_from is False:
-                    made_from = self.graph.object_class(owner, name, END)
-                if isinstance(made_from, Scope):
-                    through = self._method_paths(owner, name, made_from, method)
-                else:
-                    through = self._imported_method_paths(owner, name, method)
-                if through is not None:
-                    paths.extend(through)
-                    continue
+                if reader is False:
+                    reader = self._method_reader(owner, name)
+                if callable(reader):
+                    through = self._method_paths(owner, name, reader, method)
+                    if through is not None:
+                        paths.extend(through)
+                        continue
             paths.append(read.path)
         return paths
 
-    def _imported_method_paths(
-        self, owner: Scope, name: str, method: str
-    ) -> list[tuple[str, ...]] | None:
-        """What calling ``method`` reads of an object whose every binding makes it from one
-        class imported from another module of the project (``model = MolForce(...)`` after
-        ``from pkg.force import MolForce``), as that module defines it."""
-        if self.project is None:
+    def _method_reader(self, owner: Scope, name: str) -> MethodReader | None:
+        """What each method of the object's class reads of ``self``: a class of the module, or
+        one imported from another module of the project (``model = MolForce(...)`` after
+        ``from pkg.force import MolForce``, every binding of the name making one), as that
+        module defines it; None when the code does not say the class."""
+        made_from = self.graph.object_class(owner, name, END)
+        if made_from is not None:
+            return lambda method: paths_read_by(self.facts, made_from, method)
+        project = self.project
+        if project is None:
             return None
         classes = set()
         for binding in self.facts.bindings_of(owner, name):
@@ -567,24 +572,25 @@ class CaptureAnalysis:
             if binding.kind is not BindingKind.ASSIGN or not isinstance(value, ast.Call):
                 return None
             classes.add(self.facts.qualified_name(owner, value.func))
-        if len(classes) != 1 or None in classes:
+        qualified = classes.pop() if len(classes) == 1 else None
+        if qualified is None:
             return None
-        return self.project.method_reads(classes.pop() or "", method)
+        return lambda method: project.method_reads(qualified, method)
 
     def _method_paths(
-        self, owner: Scope, name: str, cls: Scope, method: str
+        self, owner: Scope, name: str, reader: MethodReader, method: str
     ) -> list[tuple[str, ...]] | None:
         """What calling ``method`` on the object reads of it: a method of its class, or a
         function kept in an attribute that wraps one of them (``model.batch_forward =
         jax.vmap(model.forward, ...)``), which reads the attribute and what the method reads."""
-        through = paths_read_by(self.facts, cls, method)
+        through = reader(method)
         if through is not None:
             return through
         stored = [m for m in self.facts.mutations_of(owner, name) if m.path == (f".{method}",)]
         wrapped = {self._wrapped_method(owner, name, m.value) for m in stored}
         if not stored or len(wrapped) != 1 or None in wrapped:
             return None
-        inner = paths_read_by(self.facts, cls, wrapped.pop() or "")
+        inner = reader(wrapped.pop() or "")
         return None if inner is None else [(f".{method}",), *inner]
 
     def _wrapped_method(self, owner: Scope, name: str, value: ast.expr | None) -> str | None:
