@@ -114,6 +114,26 @@ def test_attribute_of_a_simple_namespace() -> None:
             scale(X)
 
 
+def test_a_function_the_object_holds_is_read_as_that_attribute() -> None:
+    """``state.apply_fn(params, x)`` reads the function the record holds, not the record: a
+    record rebuilt around the same function (flax's ``apply_gradients``) is no change, one
+    holding another function is."""
+    state = types.SimpleNamespace(apply_fn=lambda p, x: x * p, params=1.0)
+
+    with guard.guarding("error"):
+
+        @jax.jit
+        def predict(params: Any, x: Any) -> Any:
+            return state.apply_fn(params, x)  # noqa: JC103 - what the guard is tested on
+
+        predict(1.0, X)
+        state = types.SimpleNamespace(apply_fn=state.apply_fn, params=2.0)
+        assert predict(2.0, X).tolist() == [0.0, 2.0, 4.0]
+        state = types.SimpleNamespace(apply_fn=lambda p, x: x + p, params=2.0)
+        with pytest.raises(StaleCaptureError, match=r"state\.apply_fn"):
+            predict(2.0, X)
+
+
 # -- state the compiled code stores to ----------------------------------------------------------
 
 

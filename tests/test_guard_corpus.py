@@ -100,7 +100,6 @@ GROUND_TRUTH_CHUNKS = 4
 FAMILY_GAPS = frozenset(
     {
         "optimiser-remade--same-rate",
-        "trainer-state--params-given",
         "setter-first--read-then-stored",
         "lazy-global--redrawn",
         "lazy-closure--reset",

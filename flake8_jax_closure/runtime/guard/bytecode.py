@@ -40,13 +40,16 @@ _METHOD_FLAG_IN_LOAD_ATTR = sys.version_info >= (3, 12)
 @dataclass(frozen=True)
 class PathRead:
     """``root`` (of ``root_kind``) followed by ``steps``, read at ``line``. ``method``: the path
-    is the object a method is called on (``CONFIG.get(...)``, ``self.helper(x)``)."""
+    is the object a method is called on (``CONFIG.get(...)``, ``self.helper(x)``), ``called``
+    the name called on it: a function the object holds itself (``state.apply_fn(p, x)``) is
+    read as that attribute."""
 
     root_kind: str
     root: str
     steps: tuple[Step, ...]
     line: int | None
     method: bool = False
+    called: str | None = None
 
 
 Path = tuple[str, str, tuple[Step, ...]]  # (root_kind, root, steps)
@@ -93,14 +96,14 @@ class _Scanner:
         # A variable of this function that inner functions capture is still its own local.
         return FREE if name in self.code.co_freevars else LOCAL
 
-    def flush(self, method: bool = False) -> None:
+    def flush(self, method: bool = False, called: str | None = None) -> None:
         chain, self.chain, self.key = self.chain, None, _NO_KEY
         if chain is None:
             return
         kind, root, steps, line = chain
         if kind == LOCAL and not steps and not method:
             return  # a local used whole is the code's own business
-        self.reads.append(PathRead(kind, root, tuple(steps), line, method))
+        self.reads.append(PathRead(kind, root, tuple(steps), line, method, called))
 
     def start(self, kind: str, root: str) -> None:
         self.flush()
@@ -144,7 +147,7 @@ class _Scanner:
                 _METHOD_FLAG_IN_LOAD_ATTR and op == "LOAD_ATTR" and bool((ins.arg or 0) & 1)
             )
             if method:
-                self.flush(method=True)
+                self.flush(method=True, called=str(ins.argval))
             else:
                 self.chain[2].append((ATTR, ins.argval))
         elif op in _CONST_LOADS and self.chain is not None and self.key is _NO_KEY:

@@ -162,6 +162,26 @@ def _follow(root: Any, steps: tuple[Step, ...]) -> _Followed | None:
     return _Followed(tuple(kept), value, kind)
 
 
+def _follow_called(root: Any, path: PathRead) -> _Followed | None:
+    """``state.apply_fn(p, x)`` where the object holds the function itself (a field of a
+    flax ``TrainState``, an attribute set on the instance, a plain function or a bound method
+    such as ``model.apply``): the call reads that attribute, not the whole object, so a new
+    state holding the same function is no change. None when the name is a method of the
+    object's class, or the object is not followed to the end."""
+    if path.called is None:
+        return None
+    receiver = _follow(root, path.steps)
+    if receiver is None or receiver.steps != path.steps:
+        return None
+    instance = getattr(receiver.leaf, "__dict__", None)
+    held = instance.get(path.called, MISSING) if isinstance(instance, dict) else MISSING
+    if not isinstance(held, (FunctionType, MethodType)):
+        return None
+    if not _plain_instance_attribute(receiver.leaf, path.called):
+        return None
+    return _Followed((*path.steps, (ATTR, path.called)), held, "attribute")
+
+
 def _unwrap_functions(value: Any) -> Iterator[FunctionType]:
     for _ in range(8):
         if isinstance(value, FunctionType):
@@ -253,7 +273,8 @@ class _Resolver:
         if resolved is None:
             return
         root, key, value = resolved
-        followed = _follow(value, path.steps)
+        followed = _follow_called(value, path) if before is _NOW else None
+        followed = followed or _follow(value, path.steps)
         if followed is None:
             return
         identity = (key, followed.steps)
