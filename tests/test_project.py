@@ -258,10 +258,14 @@ def test_a_wrapped_method_of_a_class_from_another_module(project: Path) -> None:
     ``forward`` reads, for a class another module defines as for the module's own."""
     (project / "pkg" / "force.py").write_text(FORCE)
     script = project / "scripts" / "fit.py"
-    source = FORCE_SCRIPT.format(attribute="params").replace(
-        "model = Force(3.0)\n",
-        "model = Force(3.0)\nmodel.batch_forward = jax.vmap(model.forward, in_axes=(0, None))\n",
-    ).replace("return model.forward(x, params)", "return model.batch_forward(x[None], params)")
+    source = (
+        FORCE_SCRIPT.format(attribute="params")
+        .replace(
+            "model = Force(3.0)\n",
+            "model = Force(3.0)\nmodel.batch_forward = jax.vmap(model.forward, in_axes=(0, None))\n",
+        )
+        .replace("return model.forward(x, params)", "return model.batch_forward(x[None], params)")
+    )
     script.write_text(source)
     assert _check("--no-cache", str(script)) == []
     script.write_text(source.replace("model.params = model.params", "model.scale = model.scale"))
