@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .bindings import (
     fed_from_arguments,
-    fields_read,
+    fields_below,
     holds_ref,
     holds_value,
     initial_bindings,
@@ -319,6 +319,9 @@ class CaptureAnalysis:
         by_variable: dict[tuple[int, str], list[Read]] = {}
         owners_by_id: dict[int, Scope] = {}
         through: dict[tuple[int, str], str] = {}
+        # Every node reading each variable, in the compiled function and in the helpers it
+        # calls: which fields of a record the trace takes (``state.apply_fn``).
+        read_nodes: dict[tuple[int, str], list[ast.AST]] = {}
         own_state = {
             name
             for scope in compiled.scope.walk()
@@ -331,11 +334,13 @@ class CaptureAnalysis:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
             owners_by_id[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
+            read_nodes.setdefault((id(owner), read.name), []).append(read.node)
         sliced: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
             key = (id(owner), inner.name)
+            read_nodes.setdefault(key, []).append(inner.node)
             if self._slices_body(call):
                 sliced.add(key)
             if key in by_variable and key not in through:
@@ -364,7 +369,7 @@ class CaptureAnalysis:
             else:
                 rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
-                    fields_read(self.facts, reads),
+                    fields_below(self.facts, read_nodes.get((owner_id, name), [])),
                 )  # fmt: skip
             if path is None:
                 continue
@@ -402,7 +407,7 @@ class CaptureAnalysis:
         ]
         if same_value_everywhere(facts, bindings):
             rebindings = []
-        rebindings = [b for b in rebindings if not keeps_fields_read(b, fields)]
+        rebindings = [b for b in rebindings if not keeps_fields_read(facts, b, fields)]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as

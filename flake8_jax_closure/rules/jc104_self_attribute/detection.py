@@ -32,7 +32,12 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from ...analysis.bindings import fed_from_arguments, fields_below, rebuild_keeps_fields
+from ...analysis.bindings import (
+    fed_from_arguments,
+    fields_below,
+    hands_through,
+    rebuild_keeps_fields,
+)
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
@@ -666,11 +671,14 @@ def _attribute_holding_wrapper(function: ast.AST, compiled: str) -> ast.Attribut
 
 
 def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | None) -> bool:
-    """``self.state = self.state.apply_gradients(...)`` keeping every field read."""
+    """``self.state = self.state.apply_gradients(...)`` or ``self.state =
+    self.update(self.state, grads)``, keeping every field read."""
     if mutation.path != (f".{attribute}",):
         return False
     record = ast.Attribute(value=ast.Name(mutation.name), attr=attribute)
-    return rebuild_keeps_fields(mutation.value, record, fields)
+    return rebuild_keeps_fields(mutation.value, record, fields) or hands_through(
+        mutation.value, record, fields
+    )
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
