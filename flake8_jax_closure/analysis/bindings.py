@@ -353,3 +353,28 @@ def _same_reference(expression: ast.expr, record: ast.expr) -> bool:
         and isinstance(record, ast.Name)
         and expression.id == record.id
     )
+
+
+# Calls that return their argument itself, once JAX has computed it.
+_WAITS = frozenset({"jax.block_until_ready"})
+
+
+def waits_for_itself(facts: Facts, binding: Binding) -> bool:
+    """``x = jax.block_until_ready(x)`` or ``x = x.block_until_ready()``: the name is bound to
+    the object it held, once computed; no new value."""
+    return waits_for(facts, binding.scope, binding.value, ast.Name(binding.name))
+
+
+def waits_for(facts: Facts, scope: Scope, value: ast.expr | None, record: ast.expr) -> bool:
+    """``value`` is ``record`` itself once JAX has computed it (``jax.block_until_ready(record)``,
+    ``record.block_until_ready()``; ``record`` being ``x`` or ``self.state``)."""
+    if not isinstance(value, ast.Call) or value.keywords:
+        return False
+    if facts.qualified_name(scope, value.func) in _WAITS:
+        return len(value.args) == 1 and _same_reference(value.args[0], record)
+    return (
+        isinstance(value.func, ast.Attribute)
+        and value.func.attr == "block_until_ready"
+        and not value.args
+        and _same_reference(value.func.value, record)
+    )

@@ -31,6 +31,7 @@ from .bindings import (
     names_module,
     same_import,
     same_value_everywhere,
+    waits_for_itself,
 )
 from .callgraph.events import END, Event, EventKind, Reach, level
 from .callgraph.functions import CONSTRUCTORS
@@ -407,7 +408,11 @@ class CaptureAnalysis:
         ]
         if same_value_everywhere(facts, bindings):
             rebindings = []
-        rebindings = [b for b in rebindings if not keeps_fields_read(facts, b, fields)]
+        rebindings = [
+            b
+            for b in rebindings
+            if not keeps_fields_read(facts, b, fields) and not waits_for_itself(facts, b)
+        ]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as
