@@ -727,6 +727,42 @@ for i in range(3):
 """
 
 
+# A training function keeps a flax training state in a local variable and rebinds it to what
+# a compiled step returns for it; the compiled prediction beside it reads only the state's
+# function (given the parameters), or the parameters too.
+_STATE_HANDED = """
+import optax
+from flax.training import train_state
+
+
+def apply(params, x):
+    return x * params["w"]
+
+
+def train(x):
+    state = train_state.TrainState.create(
+        apply_fn=apply, params={{"w": jnp.ones(3)}}, tx=optax.sgd(0.1)
+    )
+
+    @jax.jit
+    def predict(params, x):
+        return state.apply_fn({params}, x)
+
+    @jax.jit
+    def update(state, x):
+        grads = jax.grad(lambda p: jnp.sum(state.apply_fn(p, x)))(state.params)
+        return state.apply_gradients(grads=grads)
+
+    for i in range(3):
+        show(predict(state.params, x))
+        state = update(state, x)
+
+
+# main
+train(jnp.arange(3.0))
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -752,6 +788,8 @@ def families() -> Iterator[Program]:
         _NETWORK_REMADE.format(widths="[3, 3]", activation="jax.nn.relu"),
         True,
     )
+    yield _scenario("state-handed--params-read", _STATE_HANDED.format(params="state.params"), True)
+    yield _scenario("state-handed--params-given", _STATE_HANDED.format(params="params"), False)
     yield _scenario(
         "trainer-state--params-read", _TRAINER_STATE.format(params="self.state.params"), True
     )

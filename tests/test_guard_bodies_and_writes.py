@@ -124,7 +124,7 @@ def test_a_function_the_object_holds_is_read_as_that_attribute() -> None:
 
         @jax.jit
         def predict(params: Any, x: Any) -> Any:
-            return state.apply_fn(params, x)  # noqa: JC103 - what the guard is tested on
+            return state.apply_fn(params, x)  # noqa: JC101 - what the guard is tested on
 
         predict(1.0, X)
         state = types.SimpleNamespace(apply_fn=state.apply_fn, params=2.0)

@@ -262,7 +262,8 @@ def test_a_wrapped_method_of_a_class_from_another_module(project: Path) -> None:
         FORCE_SCRIPT.format(attribute="params")
         .replace(
             "model = Force(3.0)\n",
-            "model = Force(3.0)\nmodel.batch_forward = jax.vmap(model.forward, in_axes=(0, None))\n",
+            "model = Force(3.0)\n"
+            "model.batch_forward = jax.vmap(model.forward, in_axes=(0, None))\n",
         )
         .replace("return model.forward(x, params)", "return model.batch_forward(x[None], params)")
     )

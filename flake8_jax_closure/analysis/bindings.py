@@ -7,7 +7,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from .facts.model import Binding, BindingKind, Mutation, Read, Scope, ScopeKind, exclusive
+from .facts.model import (
+    Binding,
+    BindingKind,
+    Mutation,
+    Pos,
+    Read,
+    Scope,
+    ScopeKind,
+    exclusive,
+)
 from .facts.queries import Facts
 from .names import REF_CONSTRUCTORS
 
@@ -261,10 +270,57 @@ def fields_below(facts: Facts, records: Sequence[ast.AST]) -> list[str] | None:
     return fields
 
 
-def keeps_fields_read(binding: Binding, fields: list[str] | None) -> bool:
-    """``state = state.apply_gradients(grads=g)`` while compiled code reads only
-    ``state.apply_fn``: the rebuilt record keeps every field the trace read."""
-    return rebuild_keeps_fields(binding.value, ast.Name(binding.name), fields)
+def keeps_fields_read(facts: Facts, binding: Binding, fields: list[str] | None) -> bool:
+    """``state = state.apply_gradients(grads=g)``, or ``state = train_step(state, batch)``,
+    while compiled code reads only ``state.apply_fn``: the new record keeps every field the
+    trace read."""
+    record = ast.Name(binding.name)
+    if rebuild_keeps_fields(binding.value, record, fields):
+        return True
+    assigned = _assigned(binding)
+    if assigned is None:
+        return False
+    return hands_through(assigned[1], record, fields, facts, binding.scope, binding.at)
+
+
+def hands_through(
+    value: ast.expr | None,
+    record: ast.expr,
+    fields: list[str] | None,
+    facts: Facts | None = None,
+    scope: Scope | None = None,
+    at: Pos | None = None,
+) -> bool:
+    """``state = train_step(state, batch)``, ``actor, critic = update((actor, critic), x)``
+    (or with ``init = (actor, critic)`` bound before), ``jax.block_until_ready(state)``, while
+    the compiled code reads only the function a training state holds (``state.apply_fn``): a
+    call given the old record returns it, or the record a step made of it; the function is a
+    static field (flax's ``TrainState``), handed through every step unchanged, and a compiled
+    step returns the one its input held."""
+    if not fields or not set(fields) <= _FUNCTION_FIELDS or not isinstance(value, ast.Call):
+        return False
+    for argument in (*value.args, *(keyword.value for keyword in value.keywords)):
+        if _holds(argument, record):
+            return True
+        if isinstance(argument, ast.Name) and facts is not None and scope is not None:
+            # ``init = (actor_state, critic_state)`` bound before the call, in the same code.
+            owner = facts.resolve(scope, argument.id)
+            earlier = [
+                b
+                for b in facts.bindings_of(owner, argument.id)
+                if b.scope is scope and (at is None or b.at < at)
+            ]
+            latest = max(earlier, key=lambda b: b.at) if earlier else None
+            if latest is not None and latest.value is not None and _holds(latest.value, record):
+                return True
+    return False
+
+
+def _holds(expression: ast.expr, record: ast.expr) -> bool:
+    """``state``, or a tuple or list literal with ``state`` among its elements."""
+    if isinstance(expression, (ast.Tuple, ast.List)):
+        return any(_same_reference(element, record) for element in expression.elts)
+    return _same_reference(expression, record)
 
 
 def rebuild_keeps_fields(
@@ -296,4 +352,29 @@ def _same_reference(expression: ast.expr, record: ast.expr) -> bool:
         isinstance(expression, ast.Name)
         and isinstance(record, ast.Name)
         and expression.id == record.id
+    )
+
+
+# Calls that return their argument itself, once JAX has computed it.
+_WAITS = frozenset({"jax.block_until_ready"})
+
+
+def waits_for_itself(facts: Facts, binding: Binding) -> bool:
+    """``x = jax.block_until_ready(x)`` or ``x = x.block_until_ready()``: the name is bound to
+    the object it held, once computed; no new value."""
+    return waits_for(facts, binding.scope, binding.value, ast.Name(binding.name))
+
+
+def waits_for(facts: Facts, scope: Scope, value: ast.expr | None, record: ast.expr) -> bool:
+    """``value`` is ``record`` itself once JAX has computed it (``jax.block_until_ready(record)``,
+    ``record.block_until_ready()``; ``record`` being ``x`` or ``self.state``)."""
+    if not isinstance(value, ast.Call) or value.keywords:
+        return False
+    if facts.qualified_name(scope, value.func) in _WAITS:
+        return len(value.args) == 1 and _same_reference(value.args[0], record)
+    return (
+        isinstance(value.func, ast.Attribute)
+        and value.func.attr == "block_until_ready"
+        and not value.args
+        and _same_reference(value.func.value, record)
     )

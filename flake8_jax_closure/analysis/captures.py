@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .bindings import (
     fed_from_arguments,
-    fields_read,
+    fields_below,
     holds_ref,
     holds_value,
     initial_bindings,
@@ -31,6 +31,7 @@ from .bindings import (
     names_module,
     same_import,
     same_value_everywhere,
+    waits_for_itself,
 )
 from .callgraph.events import END, Event, EventKind, Reach, level
 from .callgraph.functions import CONSTRUCTORS
@@ -57,6 +58,11 @@ from .timing import CompiledLife, StalePath, compiled_life, stale_path
 if TYPE_CHECKING:
     from .project import ProjectView
 
+# Statements and expressions that may run a node inside them not at all, or more than once.
+_CONDITIONAL = (
+    ast.If, ast.IfExp, ast.Try, ast.With, ast.For, ast.AsyncFor, ast.While, ast.Match,
+    ast.BoolOp, ast.comprehension,
+)  # fmt: skip
 # What calling a method of a class reads of ``self`` (None: may read anything).
 MethodReader = Callable[[str], list[tuple[str, ...]] | None]
 
@@ -314,6 +320,9 @@ class CaptureAnalysis:
         by_variable: dict[tuple[int, str], list[Read]] = {}
         owners_by_id: dict[int, Scope] = {}
         through: dict[tuple[int, str], str] = {}
+        # Every node reading each variable, in the compiled function and in the helpers it
+        # calls: which fields of a record the trace takes (``state.apply_fn``).
+        read_nodes: dict[tuple[int, str], list[ast.AST]] = {}
         own_state = {
             name
             for scope in compiled.scope.walk()
@@ -326,11 +335,13 @@ class CaptureAnalysis:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
             owners_by_id[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
+            read_nodes.setdefault((id(owner), read.name), []).append(read.node)
         sliced: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
             key = (id(owner), inner.name)
+            read_nodes.setdefault(key, []).append(inner.node)
             if self._slices_body(call):
                 sliced.add(key)
             if key in by_variable and key not in through:
@@ -353,12 +364,13 @@ class CaptureAnalysis:
             # ``model.params = params`` first in the body: the trace reads the argument.
             fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
             fed += self._given_explicitly(owner, name, reads)
+            fed += self._fed_through_helpers(compiled.scope, owner, name, reads)
             if cls is not None:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
                 rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
-                    fields_read(self.facts, reads), reads,
+                    fields_below(self.facts, read_nodes.get((owner_id, name), [])),
                 )  # fmt: skip
             if path is None:
                 continue
@@ -384,7 +396,6 @@ class CaptureAnalysis:
         retraced_by_shape: bool = True,
         fed: list[tuple[str, ...]] | None = None,
         fields: list[str] | None = None,
-        reads: list[Read] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -397,7 +408,11 @@ class CaptureAnalysis:
         ]
         if same_value_everywhere(facts, bindings):
             rebindings = []
-        rebindings = [b for b in rebindings if not keeps_fields_read(b, fields)]
+        rebindings = [
+            b
+            for b in rebindings
+            if not keeps_fields_read(facts, b, fields) and not waits_for_itself(facts, b)
+        ]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as
@@ -443,10 +458,6 @@ class CaptureAnalysis:
                 if not c.scope.is_within(compiled.scope)
                 and not sets_split_structure(facts, c)
                 and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
-                and not (
-                    isinstance(c, Mutation)
-                    and self._fed_by_own_trace(c, compiled.scope, reads or [])
-                )
             ),
             key=_change_at,
         )
@@ -465,17 +476,33 @@ class CaptureAnalysis:
                 break  # nothing later is reported before it
         return _reported(stale)
 
-    def _fed_by_own_trace(self, mutation: Mutation, compiled: Scope, reads: list[Read]) -> bool:
-        """``b.set_params(E)`` in the compiled function, where ``set_params`` stores its
-        parameter (``self.E = E``), or a plain helper storing its argument (``def
-        set_speed(s): env.layer.speed = s``), and nothing but the compiled function calls it,
-        directly or through other functions only it calls: each trace stores a tracer of its
-        own call there before reading it, so what an earlier trace stored never reaches a
-        compiled result (``model.params = params`` in the body itself, through helpers). Not
-        when the compiled function reads the value before that call (a recurrent state:
-        ``out = x + state.prev; remember(x)``): the first trace read what was there."""
+    def _fed_through_helpers(
+        self, compiled: Scope, owner: Scope, name: str, reads: list[Read]
+    ) -> list[tuple[str, ...]]:
+        """The paths of the variable that the compiled function stores from its own arguments
+        through functions it calls before reading the variable: ``b.set_params(E)`` where
+        ``set_params`` stores its parameter (``self.E = E``), or a plain helper storing its
+        argument (``def set_speed(s): env.layer.speed = s``), called unconditionally in the
+        compiled function's body. Each trace stores a tracer of its own call there before
+        reading it, so what any other code stores there never reaches a compiled result
+        (``model.params = params`` in the body itself, through helpers). Not when the compiled
+        function reads the variable before that call (a recurrent state: ``out = x +
+        state.prev; remember(x)``): the first trace read what was there."""
+        return [
+            mutation.path
+            for mutation in self.facts.mutations_of(owner, name)
+            if mutation.path and self._stores_own_argument(mutation, compiled, reads)
+        ]
+
+    def _stores_own_argument(self, mutation: Mutation, compiled: Scope, reads: list[Read]) -> bool:
         function = mutation.scope
-        if function.kind is not ScopeKind.FUNCTION or mutation.value is None:
+        if (
+            function.kind is not ScopeKind.FUNCTION
+            or function.is_within(compiled)
+            or mutation.value is None
+            or mutation.guards
+            or mutation.loops
+        ):
             return False
         parent = function.parent
         is_method = parent is not None and parent.kind is ScopeKind.CLASS
@@ -490,26 +517,42 @@ class CaptureAnalysis:
         first = min(entries)
         return all(read.start >= first for read in reads if read.scope.is_within(compiled))
 
-    def _calls_inside(
-        self, function: Scope, compiled: Scope, seen: frozenset[int]
-    ) -> list[Pos] | None:
-        """Where the compiled function's code calls ``function``, or a function that only it
-        runs and that calls ``function``; None when anything else calls them."""
+    def _calls_inside(self, function: Scope, compiled: Scope, seen: frozenset[int]) -> list[Pos]:
+        """Where the compiled function's code calls ``function`` unconditionally (a statement
+        of its body, not under an ``if`` or in a loop), itself or through functions it calls
+        so. Other calls do not matter: code outside the trace storing a value of its own
+        there is overwritten by the trace before it reads."""
         if id(function) in seen or function.kind is not ScopeKind.FUNCTION:
-            return None
-        uses = self.graph.uses_of_function(function)
-        if uses.outside or not uses.events:
-            return None
+            return []
         entries: list[Pos] = []
-        for event in uses.events:
-            if event.driver.is_within(compiled):
-                entries.append(event.at)
+        for event in self.graph.uses_of_function(function).events:
+            if event.kind is not EventKind.RUN or event.loops or event.node is None:
                 continue
-            outer = self._calls_inside(event.driver, compiled, seen | {id(function)})
-            if outer is None:
-                return None
-            entries.extend(outer)
+            driver = event.driver
+            if not self._unconditional(event.node, driver):
+                continue
+            if driver is compiled:
+                entries.append(event.at)
+            elif driver.kind is ScopeKind.FUNCTION and not driver.is_within(compiled):
+                entries.extend(self._calls_inside(driver, compiled, seen | {id(function)}))
         return entries
+
+    def _unconditional(self, node: ast.AST, driver: Scope) -> bool:
+        """No ``if``, ``try``, ``with``, loop or short-circuit between ``node`` and the body
+        of ``driver``: the call runs whenever the driver does."""
+        current = node
+        for _ in range(64):
+            parent = self.facts.parent(current)
+            if parent is None or parent is current:
+                # A statement: the parents the facts keep end there.
+                body = getattr(driver.node, "body", [])
+                return isinstance(body, list) and any(current is top for top in body)
+            if parent is driver.node:
+                return True
+            if isinstance(parent, _CONDITIONAL):
+                return False
+            current = parent
+        return False
 
     def _given_explicitly(
         self, owner: Scope, name: str, reads: list[Read]

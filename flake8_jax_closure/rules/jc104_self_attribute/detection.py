@@ -32,7 +32,13 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from ...analysis.bindings import fed_from_arguments, fields_below, rebuild_keeps_fields
+from ...analysis.bindings import (
+    fed_from_arguments,
+    fields_below,
+    hands_through,
+    rebuild_keeps_fields,
+    waits_for,
+)
 from ...analysis.callgraph.events import Event, EventKind, Reach
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
@@ -164,7 +170,11 @@ class MethodCaptureAnalysis:
             # ``self.state = self.state.apply_gradients(...)`` while the trace reads only
             # ``self.state.apply_fn``: every state holds the same function.
             fields = self._fields_read(attribute, attribute_reads)
-            kept = {id(m) for m in mutations if _rebuilt_keeping(m, attribute, fields)}
+            kept = {
+                id(m)
+                for m in mutations
+                if _rebuilt_keeping(m, attribute, fields) or self._waits_for_itself(m, attribute)
+            }
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
                 cls, holder, attribute, life, replacers, own_state | kept, own_writes
@@ -229,6 +239,13 @@ class MethodCaptureAnalysis:
                 and any(statement is top for top in body)
             ):
                 yield call
+
+    def _waits_for_itself(self, mutation: Mutation, attribute: str) -> bool:
+        """``self.state = jax.block_until_ready(self.state)``: the same object again."""
+        if mutation.path != (f".{attribute}",):
+            return False
+        record = ast.Attribute(value=ast.Name(mutation.name), attr=attribute)
+        return waits_for(self.facts, mutation.scope, mutation.value, record)
 
     def _fields_read(self, attribute: str, reads: list[Read]) -> list[str] | None:
         """The fields each read takes of ``self.<attribute>`` (``apply_fn`` of
@@ -666,11 +683,14 @@ def _attribute_holding_wrapper(function: ast.AST, compiled: str) -> ast.Attribut
 
 
 def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | None) -> bool:
-    """``self.state = self.state.apply_gradients(...)`` keeping every field read."""
+    """``self.state = self.state.apply_gradients(...)`` or ``self.state =
+    self.update(self.state, grads)``, keeping every field read."""
     if mutation.path != (f".{attribute}",):
         return False
     record = ast.Attribute(value=ast.Name(mutation.name), attr=attribute)
-    return rebuild_keeps_fields(mutation.value, record, fields)
+    return rebuild_keeps_fields(mutation.value, record, fields) or hands_through(
+        mutation.value, record, fields
+    )
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
