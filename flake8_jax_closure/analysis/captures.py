@@ -364,13 +364,12 @@ class CaptureAnalysis:
             # ``model.params = params`` first in the body: the trace reads the argument.
             fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
             fed += self._given_explicitly(owner, name, reads)
-            fed += self._fed_through_helpers(compiled.scope, owner, name, reads)
             if cls is not None:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
             else:
                 rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
-                    fields_below(self.facts, read_nodes.get((owner_id, name), [])),
+                    fields_below(self.facts, read_nodes.get((owner_id, name), [])), reads,
                 )  # fmt: skip
             if path is None:
                 continue
@@ -396,6 +395,7 @@ class CaptureAnalysis:
         retraced_by_shape: bool = True,
         fed: list[tuple[str, ...]] | None = None,
         fields: list[str] | None = None,
+        reads: list[Read] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -450,6 +450,9 @@ class CaptureAnalysis:
                     handed = replace(mutation)
                     mutations.append(handed)
                     self._handed[id(handed)] = handings
+        # Stored from the trace's own argument, through helpers or the object's methods, before
+        # anything reads it: no change made elsewhere to that path reaches a compiled result.
+        fed = [*(fed or ()), *self._fed_through_helpers(compiled.scope, mutations, reads or [])]
         candidates: list[Binding | Mutation] = [*rebindings, *mutations]
         changes = sorted(
             (
@@ -477,20 +480,20 @@ class CaptureAnalysis:
         return _reported(stale)
 
     def _fed_through_helpers(
-        self, compiled: Scope, owner: Scope, name: str, reads: list[Read]
+        self, compiled: Scope, mutations: list[Mutation], reads: list[Read]
     ) -> list[tuple[str, ...]]:
-        """The paths of the variable that the compiled function stores from its own arguments
-        through functions it calls before reading the variable: ``b.set_params(E)`` where
-        ``set_params`` stores its parameter (``self.E = E``), or a plain helper storing its
-        argument (``def set_speed(s): env.layer.speed = s``), called unconditionally in the
-        compiled function's body. Each trace stores a tracer of its own call there before
-        reading it, so what any other code stores there never reaches a compiled result
-        (``model.params = params`` in the body itself, through helpers). Not when the compiled
-        function reads the variable before that call (a recurrent state: ``out = x +
-        state.prev; remember(x)``): the first trace read what was there."""
+        """The paths the compiled function stores from its own arguments through functions it
+        calls before reading the variable: ``b.set_params(E)`` where ``set_params`` stores its
+        parameter (``self.E = E``), or a plain helper storing its argument (``def
+        set_speed(s): env.layer.speed = s``), called unconditionally in the compiled
+        function's body. Each trace stores a tracer of its own call there before reading it,
+        so what any other code stores there never reaches a compiled result (``model.params =
+        params`` in the body itself, through helpers). Not when the compiled function reads
+        the variable before that call (a recurrent state: ``out = x + state.prev;
+        remember(x)``): the first trace read what was there."""
         return [
             mutation.path
-            for mutation in self.facts.mutations_of(owner, name)
+            for mutation in mutations
             if mutation.path and self._stores_own_argument(mutation, compiled, reads)
         ]
 
