@@ -763,6 +763,34 @@ train(jnp.arange(3.0))
 """
 
 
+# A memoised factory fills a table, then makes a compiled function reading it; the program
+# asks it for objects of two sizes, and calls the first again. The table is the factory's own
+# local, or a global every object reads.
+_MEMOISED_TABLE = """
+TABLE = []
+
+
+@functools.lru_cache(maxsize=None)
+def make(size):
+    {declare}{table} = []
+    for i in range(size):
+        {table}.append(float(size + i))
+
+    def weigh(x):
+        return x[:size] * jnp.array({table}[:size])
+
+    return jax.jit(weigh)
+
+
+# main
+x = jnp.arange(3.0) + 1.0
+first = make(2)
+show(first(x))
+make(3)(x)
+show(first(x))
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
 
@@ -787,6 +815,14 @@ def families() -> Iterator[Program]:
         "network-remade--other-activation",
         _NETWORK_REMADE.format(widths="[3, 3]", activation="jax.nn.relu"),
         True,
+    )
+    yield _scenario(
+        "memoised-table--global",
+        _MEMOISED_TABLE.format(table="TABLE", declare="global TABLE\n    "),
+        True,
+    )
+    yield _scenario(
+        "memoised-table--local", _MEMOISED_TABLE.format(table="table", declare=""), False
     )
     yield _scenario("state-handed--params-read", _STATE_HANDED.format(params="state.params"), True)
     yield _scenario("state-handed--params-given", _STATE_HANDED.format(params="params"), False)

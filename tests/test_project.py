@@ -271,3 +271,36 @@ def test_a_wrapped_method_of_a_class_from_another_module(project: Path) -> None:
     assert _check("--no-cache", str(script)) == []
     script.write_text(source.replace("model.params = model.params", "model.scale = model.scale"))
     assert [f["code"] for f in _check("--no-cache", str(script))] == ["JC103"]
+
+
+MEMOISED_FACTORY = """import functools
+
+import jax
+import jax.numpy as jnp
+
+
+@functools.cache
+def get_product(size):
+    indices = []
+    for i in range(size):
+        indices.append(size - 1 - i)
+
+    def product(values):
+        return values[jnp.array(indices)]
+
+    return jax.jit(product)
+"""
+
+
+def test_a_memoised_factory_called_in_a_loop_elsewhere_makes_no_witness(project: Path) -> None:
+    """A memoised factory fills its own tables before making its compiled object: called in a
+    loop by another module, each call returns the object its first run made, without running
+    the body again, so no call changes what that object read."""
+    (project / "pkg" / "ops.py").write_text(MEMOISED_FACTORY)
+    (project / "pkg" / "inverse.py").write_text(
+        "from .ops import get_product\n\n\ndef inverse(size, steps):\n"
+        "    return [get_product(size) for _ in range(steps)]\n\n\n"
+        "def run(size, steps):\n    mults = []\n    for _ in range(steps):\n"
+        "        mults.append(get_product(size))\n    return mults\n"
+    )
+    assert _check("--no-cache", "--select", "JC", str(project / "pkg" / "ops.py")) == []

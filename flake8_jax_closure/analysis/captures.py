@@ -53,7 +53,7 @@ from .facts.queries import Facts
 from .handed import Handing, ParameterChanges
 from .receiver import called_method, method_self_name, paths_read_by
 from .structure import sets_split_structure
-from .timing import CompiledLife, StalePath, compiled_life, stale_path
+from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
 
 if TYPE_CHECKING:
     from .project import ProjectView
@@ -460,6 +460,7 @@ class CaptureAnalysis:
                 for c in candidates
                 if not c.scope.is_within(compiled.scope)
                 and not sets_split_structure(facts, c)
+                and not self._before_memoised_making(c, compiled)
                 and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
             ),
             key=_change_at,
@@ -478,6 +479,24 @@ class CaptureAnalysis:
             if path.witnessed and isinstance(change, Binding):
                 break  # nothing later is reported before it
         return _reported(stale)
+
+    def _before_memoised_making(self, change: Binding | Mutation, site: CompiledFunction) -> bool:
+        """A change of a local of a memoised factory (``functools.cache``) in its own body,
+        before the body makes the compiled object (``indices.append(i)`` filling a table,
+        then ``jax.jit(product)``): the body runs once for each object it makes (a call with
+        the same arguments returns that object without running it, other arguments run it
+        with new locals and make a new object), so no object made earlier sees the change."""
+        maker = site.site_scope
+        if (
+            change.scope is not maker
+            or maker.kind is not ScopeKind.FUNCTION
+            or self.facts.resolve(change.scope, change.name) is not maker
+            or not memoised(self.graph, maker)
+        ):
+            return False
+        if any(loop is made for loop in change.loops for made in site.created_loops):
+            return False
+        return _change_at(change) <= site.created_at
 
     def _fed_through_helpers(
         self, compiled: Scope, mutations: list[Mutation], reads: list[Read]

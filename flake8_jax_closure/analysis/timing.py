@@ -65,7 +65,7 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     assert definition is not None
     definer = definition.function()
     home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
-    if home is not None and _memoised(graph, home):
+    if home is not None and memoised(graph, home):
         home = None  # every call returns the object made by the first
     direct = list(graph.compiled_events(sites))
     fresh = all(_fresh(site) for site in sites)
@@ -73,7 +73,7 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     if (
         first.transform in OWN_CACHE_TRANSFORMS
         and maker.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA)
-        and not _memoised(graph, maker)
+        and not memoised(graph, maker)
     ):
         home = maker  # each run of the code making the wrapper makes a new cache
     reach = graph.propagate(direct, home)
@@ -136,7 +136,7 @@ _BRANCHING = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.Match)
 _MEMOISING = frozenset({"functools.lru_cache", "functools.cache"})
 
 
-def _memoised(graph: CallGraph, function: Scope) -> bool:
+def memoised(graph: CallGraph, function: Scope) -> bool:
     """``@functools.lru_cache`` or ``@functools.cache`` on the function making the object."""
     parent = function.parent
     for decorator in getattr(function.node, "decorator_list", []):
