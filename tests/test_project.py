@@ -224,10 +224,17 @@ def test_a_method_of_a_class_from_another_module_reads_what_its_body_reads(
     assert [(f["code"], f["name"]) for f in found] == [("JC103", "model")] * findings
 
 
-def test_a_class_from_another_module_with_bases_may_read_anything(project: Path) -> None:
+def test_a_class_from_another_module_with_bases_reads_its_own_attributes(project: Path) -> None:
+    """A class with a base class: its own methods, reading attributes its own methods store,
+    read those; a method it inherits may read anything."""
     (project / "pkg" / "force.py").write_text(FORCE.replace("class Force:", "class Force(Base):"))
     script = project / "scripts" / "fit.py"
     script.write_text(FORCE_SCRIPT.format(attribute="params"))
+    assert _check("--no-cache", str(script)) == []
+    inherited = FORCE.replace("class Force:", "class Force(Base):").replace(
+        "return self._energy(x * params)", "return self.inherited(x * params)"
+    )
+    (project / "pkg" / "force.py").write_text(inherited)
     assert [f["code"] for f in _check("--no-cache", str(script))] == ["JC103"]
 
 

@@ -489,15 +489,8 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
             for scope in facts.module_scope.children
             if scope.kind is ScopeKind.CLASS and scope.name == class_name
         ]
-        if len(classes) != 1 or _has_bases(classes[0].node):
-            return None  # defined twice, or inheriting methods the module may not show
+        if len(classes) != 1:
+            return None  # defined twice: the code does not say which
         return paths_read_by(facts, classes[0], method)
     finally:
         facts.release()
-
-
-def _has_bases(node: ast.AST) -> bool:
-    """A class deriving from anything but ``object``: a method it does not define, or one
-    reading ``self`` through an inherited one, is not in its body."""
-    bases = getattr(node, "bases", [])
-    return any(not (isinstance(b, ast.Name) and b.id == "object") for b in bases)

@@ -47,6 +47,9 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     """The attribute paths of ``self`` (``(".n",)``) that calling ``method`` of ``cls``
     reads, through the class's own methods; None when it may read anything."""
     methods = _own_methods(cls)
+    # A class with base classes may inherit what a name of ``self`` holds: a method, or a
+    # property computed from any attribute. Only attributes its own methods store are data.
+    stored = _stored_attributes(methods) if has_bases(cls.node) else None
     paths: set[tuple[str, ...]] = set()
     pending, seen = [method], {method}
     while pending:
@@ -64,6 +67,8 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
                 if parent.attr not in seen:
                     seen.add(parent.attr)
                     pending.append(parent.attr)
+            elif stored is not None and parent.attr not in stored:
+                return None  # inherited: a method or property that may read anything
             elif read.path:
                 paths.add(read.path)
             else:
@@ -79,3 +84,33 @@ def _own_methods(cls: Scope) -> dict[str, Scope]:
         for child in cls.children
         if child.kind is ScopeKind.FUNCTION and child.parent is cls
     }
+
+
+def has_bases(node: ast.AST) -> bool:
+    """A class deriving from anything but ``object``."""
+    bases = getattr(node, "bases", [])
+    return any(not (isinstance(b, ast.Name) and b.id == "object") for b in bases)
+
+
+def _stored_attributes(methods: dict[str, Scope]) -> set[str]:
+    """The attributes the class's own methods assign on ``self`` (``self.eps = eps``)."""
+    stored: set[str] = set()
+    for scope in methods.values():
+        self_name = method_self_name(scope)
+        if self_name is None:
+            continue
+        for node in ast.walk(scope.node):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                for element in ast.walk(target):
+                    if (
+                        isinstance(element, ast.Attribute)
+                        and isinstance(element.value, ast.Name)
+                        and element.value.id == self_name
+                    ):
+                        stored.add(element.attr)
+    return stored
