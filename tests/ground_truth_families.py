@@ -856,6 +856,16 @@ def families() -> Iterator[Program]:
         ),
         True,
     )
+    # The helper reading the changed attribute inherited from a base class.
+    inherited = _METHOD_READS.replace(
+        "class Force:",
+        "class Energy:\n    def _energy(self, y):\n"
+        "        return jnp.sum(y) * self.scale\n\n\nclass Force(Energy):",
+    ).replace(
+        "\n    def _energy(self, y):\n        return jnp.sum(y) * self.scale\n\n\nmodel",
+        "\n\nmodel",
+    )
+    yield _scenario("method-reads--inherited", inherited.format(attribute="scale"), True)
     yield _scenario("method-reads--changed", _METHOD_READS.format(attribute="scale"), True)
     yield _scenario("method-reads--other", _METHOD_READS.format(attribute="params"), False)
     yield _scenario("optimiser-remade--other-rate", _OPTIMISER_REMADE.format(rate="0.01"), True)
