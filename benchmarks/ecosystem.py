@@ -152,6 +152,9 @@ def prepare(projects: Iterable[Project], dest: Path, mirrors: Path | None) -> No
             detail = error.stderr.decode(errors="replace").strip() if error.stderr else ""
             raise SystemExit(f"{project.name}: cannot export {project.commit}: {detail}") from None
         partial.mkdir(parents=True, exist_ok=True)  # a project without Python files
+        # A work tree of its own, as a user's clone is: the linter takes the project's root
+        # (its callers in other modules) and its ``.gitignore`` from there.
+        subprocess.run(["git", "init", "-q", str(partial)], check=True)
         partial.rename(target)
         print(f"{project.name}: exported {project.commit[:12]}", file=sys.stderr)
 

@@ -110,9 +110,15 @@ def test_prepare_exports_from_a_mirror_holding_a_work_tree(tmp_path: Path) -> No
     commit = _git("rev-parse", "HEAD", cwd=work)
     dest = tmp_path / "checkouts"
     prepare([Project("o/n", commit)], dest, tmp_path / "mirrors")
-    exported = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    exported = sorted(
+        p.relative_to(dest).as_posix()
+        for p in dest.rglob("*")
+        if p.is_file() and ".git" not in p.parts
+    )
     assert exported == ["o+n/nb.ipynb", "o+n/pkg/a.py"]
     assert (dest / "o+n" / "nb.ipynb").read_bytes() == (work / "nb.ipynb").read_bytes()
+    # A work tree of its own, as a clone is: the linter finds the project's root there.
+    assert _git("rev-parse", "--show-toplevel", cwd=dest / "o+n") == str((dest / "o+n").resolve())
 
 
 def test_prepare_refuses_a_missing_commit_and_leaves_no_half_export(tmp_path: Path) -> None:
