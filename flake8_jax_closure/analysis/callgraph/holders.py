@@ -23,6 +23,17 @@ from .events import END, Event, EventKind, event_at
 _CALLS_NOW = frozenset(
     {"timeit.timeit", "timeit.repeat", "functools.reduce", "numpy.vectorize",
      "numpy.apply_along_axis", "numpy.frompyfunc"}
+    # SciPy's solvers and integrators call the function while they run and return a result
+    # holding numbers only (``OptimizeResult``, ``OdeResult``), never the function.
+    | {f"scipy.optimize.{name}" for name in (
+        "minimize", "minimize_scalar", "root", "root_scalar", "least_squares", "curve_fit",
+        "fsolve", "brentq", "brenth", "bisect", "ridder", "toms748", "newton", "fixed_point",
+        "basinhopping", "differential_evolution", "dual_annealing", "shgo", "direct", "fmin",
+        "fmin_bfgs", "fmin_l_bfgs_b", "fmin_cg", "fmin_ncg", "fmin_powell", "fmin_tnc",
+        "fmin_slsqp", "leastsq", "line_search", "check_grad", "approx_fprime")}
+    | {f"scipy.integrate.{name}" for name in (
+        "quad", "dblquad", "tplquad", "nquad", "fixed_quad", "quad_vec", "romberg",
+        "quadrature", "solve_ivp", "odeint", "solve_bvp")}
 )  # fmt: skip
 _BUILTINS_CALLING_NOW = frozenset(
     {"sorted", "min", "max", "list", "tuple", "set", "dict", "sum", "any", "all", "print",
