@@ -165,6 +165,14 @@ class HolderEvents:
             # A container holding it is made from it.
             yield from self.value_use(scope, parent, loops, seen)
             return
+        looped = _loop_names(parent, node)
+        if looped:
+            # ``for name, fn in variants``: the loop's names hold its items in turn.
+            assert isinstance(parent, (ast.For, ast.AsyncFor))
+            since = (parent.target.end_lineno or 0, parent.target.end_col_offset or 0)
+            for name in looped:
+                yield from self._holder_events(facts.resolve(scope, name), name, since, seen)
+            return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
     def result_events(
@@ -332,6 +340,23 @@ class HolderEvents:
             return False
         owner = self.facts.resolve(scope, callee.id)
         return any(b.kind is BindingKind.DEF for b in self.facts.bindings_of(owner, callee.id))
+
+
+def _loop_names(parent: ast.AST | None, node: ast.AST) -> list[str]:
+    """The names a ``for`` loop over ``node`` binds, when they are plain names only."""
+    if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.iter is not node:
+        return []
+    names: list[str] = []
+    pending: list[ast.expr] = [parent.target]
+    while pending:
+        target = pending.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            pending.extend(target.elts)
+        elif isinstance(target, ast.Name):
+            names.append(target.id)
+        else:
+            return []  # ``for self.fn in fns``: kept where the code cannot follow it
+    return names
 
 
 def _makes_record(call: ast.Call) -> bool:
