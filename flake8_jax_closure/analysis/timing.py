@@ -564,8 +564,8 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
 def _made_in_each_pass(loop: ast.AST, uses: list[Event]) -> bool:
     """Every use in the loop calls an object that a call of the function making it (each run
     of which makes a new object) returned earlier in the same pass, kept in plain names only
-    (``fn = make()``, ``variants = [("a", make(a)), ("b", make(b))]``): each pass calls the
-    objects it made itself. Not so when the result goes into a container kept across passes
+    (``fn = make()``, ``variants = [("a", make(a)), ("b", make(b))]``), or used where it is
+    made: each pass calls the objects it made itself. Not so when the result goes into a container kept across passes
     (``fns.append(make())``), or the object is handed on."""
     in_loop = [u for u in uses if loop in u.loops]
     if not in_loop:
@@ -573,8 +573,11 @@ def _made_in_each_pass(loop: ast.AST, uses: list[Event]) -> bool:
     for use in in_loop:
         if use.kind is not EventKind.RUN or use.origin is None or use.origin > use.at:
             return False
+        if use.origin == use.at:
+            continue  # used where it is made, never kept: ``time_fn(make(kernel), x)``
         statement = _binding_of_result(loop, use.origin)
-        if statement is None or not _every_pass(statement, loop, in_loop):
+        same_object = [u for u in in_loop if u.origin == use.origin]
+        if statement is None or not _every_pass(statement, loop, same_object):
             return False
     return True
 

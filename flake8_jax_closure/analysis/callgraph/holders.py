@@ -171,7 +171,13 @@ class HolderEvents:
             assert isinstance(parent, (ast.For, ast.AsyncFor))
             since = (parent.target.end_lineno or 0, parent.target.end_col_offset or 0)
             for name in looped:
-                yield from self._holder_events(facts.resolve(scope, name), name, since, seen)
+                for event in self._holder_events(facts.resolve(scope, name), name, since, seen):
+                    # A name holding another item of the tuple (``if check:``, ``f"{name}"``).
+                    looked_at = event.node is not None and _only_looked_at(
+                        facts.parent(event.node), event.node
+                    )
+                    if not (event.kind is EventKind.ESCAPE and looked_at):
+                        yield event
             return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
@@ -340,6 +346,17 @@ class HolderEvents:
             return False
         owner = self.facts.resolve(scope, callee.id)
         return any(b.kind is BindingKind.DEF for b in self.facts.bindings_of(owner, callee.id))
+
+
+def _only_looked_at(parent: ast.AST | None, node: ast.AST) -> bool:
+    """Whether the expression only tests or prints what it holds (``if check:``, ``x is
+    None``, ``not x``, ``f"{name}"``): that neither calls it nor keeps it. (A test of the
+    object itself tells a memoising ``if self._compiled is None`` apart: kept as a use.)"""
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return parent.test is node
+    return isinstance(parent, (ast.Compare, ast.FormattedValue)) or (
+        isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+    )
 
 
 def _loop_names(parent: ast.AST | None, node: ast.AST) -> list[str]:
