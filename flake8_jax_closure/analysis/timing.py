@@ -565,8 +565,8 @@ def _made_in_each_pass(loop: ast.AST, uses: list[Event]) -> bool:
     """Every use in the loop calls an object that a call of the function making it (each run
     of which makes a new object) returned earlier in the same pass, kept in plain names only
     (``fn = make()``, ``variants = [("a", make(a)), ("b", make(b))]``), or used where it is
-    made: each pass calls the objects it made itself. Not so when the result goes into a container kept across passes
-    (``fns.append(make())``), or the object is handed on."""
+    made: each pass calls the objects it made itself. Not so when the result goes into a
+    container kept across passes (``fns.append(make())``), or the object is handed on."""
     in_loop = [u for u in uses if loop in u.loops]
     if not in_loop:
         return False
