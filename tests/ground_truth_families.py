@@ -791,8 +791,64 @@ show(first(x))
 """
 
 
+# A factory called in each pass of a loop: each call makes a new function object with its own
+# cache; kept across passes, an earlier pass's object is called again.
+_FACTORY_IN_LOOP = """
+def run():
+    {kept}
+    for scale in (1.0, 2.0, 3.0):
+        factor = scale * 2
+
+        def make():
+            def scaled(x):
+                return x * factor
+
+            return jax.jit(scaled)
+
+        {use}
+
+
+# main
+run()
+"""
+
+# A loop over a list holding the compiled function calls it in each pass.
+_LOOP_OVER_LIST = """
+lr = 0.1
+
+
+@jax.jit
+def step(x):
+    return x * lr
+
+
+# main
+steps = [("step", step)]
+for epoch in range(3):
+    for name, fn in steps:
+        show(fn(jnp.ones(3)))
+    {change}
+"""
+
+
 def families() -> Iterator[Program]:
     from ground_truth import _scenario
+
+    yield _scenario(
+        "factory-in-loop--one-per-pass",
+        _FACTORY_IN_LOOP.format(kept="pass", use="fn = make()\n        show(fn(jnp.ones(3)))"),
+        False,
+    )
+    yield _scenario(
+        "factory-in-loop--kept-across-passes",
+        _FACTORY_IN_LOOP.format(
+            kept="fns = []",
+            use="fns.append(make())\n        for fn in fns:\n            show(fn(jnp.ones(3)))",
+        ),
+        True,
+    )
+    yield _scenario("loop-over-list--changed", _LOOP_OVER_LIST.format(change="lr = lr / 2"), True)
+    yield _scenario("loop-over-list--unchanged", _LOOP_OVER_LIST.format(change="pass"), False)
 
     yield _scenario(
         "recomputed--numpy-random",

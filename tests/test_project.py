@@ -247,6 +247,49 @@ def test_a_relative_import_names_the_module(project: Path) -> None:
     assert _check("--no-cache", str(script)) == []
 
 
+@pytest.mark.parametrize(
+    ("package_init", "imported", "made"),
+    [
+        ("from .nn.force import Force\n", "from pkg import Force", "Force(3.0)"),
+        ("from pkg.nn.force import Force as Force\n", "from pkg import Force", "Force(3.0)"),
+        ("from .nn import force\n", "from pkg import force as physics", "physics.Force(3.0)"),
+        ("import pkg.nn.force as force\n", "import pkg", "pkg.force.Force(3.0)"),
+    ],
+    ids=["class-relative", "class-absolute", "module-relative", "module-attribute"],
+)
+@pytest.mark.parametrize(("attribute", "findings"), [("params", 0), ("scale", 1)])
+def test_a_class_re_exported_by_its_package_is_found_where_it_is_defined(
+    project: Path, package_init: str, imported: str, made: str, attribute: str, findings: int
+) -> None:
+    """``from pkg import Force`` where ``pkg/__init__.py`` imports it from ``pkg.nn.force``,
+    or ``from pkg import force`` where it imports that module: the method's reads are those
+    of the class where it is defined."""
+    (project / "pkg" / "nn").mkdir()
+    (project / "pkg" / "nn" / "__init__.py").write_text("")
+    (project / "pkg" / "nn" / "force.py").write_text(FORCE)
+    (project / "pkg" / "__init__.py").write_text(package_init)
+    script = project / "scripts" / "fit.py"
+    text = FORCE_SCRIPT.format(attribute=attribute).replace("from pkg.force import Force", imported)
+    script.write_text(text.replace("Force(3.0)", made))
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC103", "model")] * findings
+
+
+def test_a_re_export_of_another_name_or_a_loop_of_imports_says_nothing(project: Path) -> None:
+    """A package that imports a name it does not define from a module outside the project,
+    or imports that go round in a circle, do not say the class: the method may read anything."""
+    (project / "pkg" / "__init__.py").write_text("from pkg.a import Force\n")
+    (project / "pkg" / "a.py").write_text("from pkg.b import Force\n")
+    (project / "pkg" / "b.py").write_text("from pkg.a import Force\n")
+    script = project / "scripts" / "fit.py"
+    script.write_text(
+        FORCE_SCRIPT.format(attribute="params").replace(
+            "from pkg.force import Force", "from pkg import Force"
+        )
+    )
+    assert [f["code"] for f in _check("--no-cache", str(script))] == ["JC103"]
+
+
 def test_the_cache_follows_the_class_in_another_module(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Role, WitnessStep
+from .exports import Exports, module_exports
 
 if TYPE_CHECKING:
     from .timing import StalePath
@@ -40,6 +41,8 @@ _SKIPPED = frozenset(
 )  # fmt: skip
 # What marks a project's root folder.
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
+_MOST_HOPS = 4
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
 
@@ -232,6 +235,7 @@ class ProjectIndex:
         self._calls: dict[tuple[Path, int], list[Call]] = {}
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
         self._by_module: dict[str, list[Path]] | None = None
+        self._exported: dict[tuple[Path, int, str], Exports] = {}
         self._fingerprint: bytes | None = None
 
     def files(self) -> list[Path]:
@@ -308,15 +312,52 @@ class ProjectIndex:
         module_name, _, class_name = qualified.rpartition(".")
         if module_name.startswith("."):
             module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
-        candidates = self._modules().get(module_name, [])
-        if len(candidates) != 1 or candidates[0].suffix != ".py":
-            return None  # not the project's, or named by two files: the code does not say
-        path = candidates[0]
+        home = self._class_home(module_name, class_name, _MOST_HOPS)
+        if home is None:
+            return None
+        path, class_name = home
         text = self._text(path)
         key = (path, hash(text), class_name, method)
         if key not in self._reads:
             self._reads[key] = _class_method_reads(text, class_name, method)
         return self._reads[key]
+
+    def _class_home(self, module: str, name: str, hops: int) -> tuple[Path, str] | None:
+        """The file defining the class ``name`` that ``module`` gives, and its name there,
+        following the imports that re-export it (``exports``); None when it is not the
+        project's, or the code does not say which file (two files by that name)."""
+        path = self._module_file(module)
+        if path is not None:
+            exports = self._exports(path, module)
+            if name in exports.classes:
+                return path, name
+            source = exports.imported.get(name)
+            if source is None or not source[1] or hops == 0:
+                return None
+            return self._class_home(source[0], source[1], hops - 1)
+        parent, _, child = module.rpartition(".")
+        holder = self._module_file(parent) if parent and hops else None
+        if holder is None:
+            return None
+        # ``from pkg import optimizers`` where ``pkg/__init__.py`` imports the module.
+        source = self._exports(holder, parent).imported.get(child)
+        if source is None:
+            return None
+        inner = f"{source[0]}.{source[1]}" if source[1] else source[0]
+        return self._class_home(inner, name, hops - 1)
+
+    def _module_file(self, module: str) -> Path | None:
+        candidates = self._modules().get(module, [])
+        if len(candidates) != 1 or candidates[0].suffix != ".py":
+            return None
+        return candidates[0]
+
+    def _exports(self, path: Path, module: str) -> Exports:
+        text = self._text(path)
+        key = (path, hash(text), module)
+        if key not in self._exported:
+            self._exported[key] = module_exports(text, module, path.stem == "__init__")
+        return self._exported[key]
 
     def _modules(self) -> dict[str, list[Path]]:
         """Each dotted name a file of the project may be imported by, with those files."""

@@ -556,9 +556,68 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
             and life.definition is not None
             and _every_pass(life.definition, loop, uses)
         )
-        if not (made_here or defined_here):
+        if not (made_here or defined_here or _made_in_each_pass(loop, uses)):
             return loop
     return None
+
+
+def _made_in_each_pass(loop: ast.AST, uses: list[Event]) -> bool:
+    """Every use in the loop calls an object that a call of the function making it (each run
+    of which makes a new object) returned earlier in the same pass, kept in plain names only
+    (``fn = make()``, ``variants = [("a", make(a)), ("b", make(b))]``), or used where it is
+    made: each pass calls the objects it made itself. Not so when the result goes into a
+    container kept across passes (``fns.append(make())``), or the object is handed on."""
+    in_loop = [u for u in uses if loop in u.loops]
+    if not in_loop:
+        return False
+    for use in in_loop:
+        if use.kind is not EventKind.RUN or use.origin is None or use.origin > use.at:
+            return False
+        if use.origin == use.at:
+            continue  # used where it is made, never kept: ``time_fn(make(kernel), x)``
+        statement = _binding_of_result(loop, use.origin)
+        same_object = [u for u in in_loop if u.origin == use.origin]
+        if statement is None or not _every_pass(statement, loop, same_object):
+            return False
+    return True
+
+
+def _binding_of_result(loop: ast.AST, origin: Pos) -> ast.Assign | None:
+    """The statement of the loop binding plain names to what the call at ``origin`` returns,
+    directly or in literal tuples, lists and dicts."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and all(_plain(t) for t in node.targets):
+            pending: list[ast.AST] = [node.value]
+            while pending:
+                value = pending.pop()
+                if isinstance(value, ast.Call):
+                    if (value.lineno, value.col_offset) == origin:
+                        return None if _read_before(loop, node) else node
+                elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+                    pending.extend(value.elts)
+                elif isinstance(value, ast.Dict):
+                    pending.extend(value.values)
+    return None
+
+
+def _read_before(loop: ast.AST, binding: ast.Assign) -> bool:
+    """Whether the loop reads a name the binding binds before it (``if fn is not None:
+    fn(x)`` ahead of ``fn = make()``): the next pass calls the object of the pass before."""
+    names = {n.id for t in binding.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    start = (binding.lineno, binding.col_offset)
+    return any(
+        isinstance(n, ast.Name)
+        and isinstance(n.ctx, ast.Load)
+        and n.id in names
+        and (n.lineno, n.col_offset) < start
+        for n in ast.walk(loop)
+    )
+
+
+def _plain(target: ast.expr) -> bool:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_plain(t) for t in target.elts)
+    return isinstance(target, ast.Name)
 
 
 def _repeats(graph: CallGraph, driver: Scope, life: CompiledLife) -> bool:

@@ -23,6 +23,17 @@ from .events import END, Event, EventKind, event_at
 _CALLS_NOW = frozenset(
     {"timeit.timeit", "timeit.repeat", "functools.reduce", "numpy.vectorize",
      "numpy.apply_along_axis", "numpy.frompyfunc"}
+    # SciPy's solvers and integrators call the function while they run and return a result
+    # holding numbers only (``OptimizeResult``, ``OdeResult``), never the function.
+    | {f"scipy.optimize.{name}" for name in (
+        "minimize", "minimize_scalar", "root", "root_scalar", "least_squares", "curve_fit",
+        "fsolve", "brentq", "brenth", "bisect", "ridder", "toms748", "newton", "fixed_point",
+        "basinhopping", "differential_evolution", "dual_annealing", "shgo", "direct", "fmin",
+        "fmin_bfgs", "fmin_l_bfgs_b", "fmin_cg", "fmin_ncg", "fmin_powell", "fmin_tnc",
+        "fmin_slsqp", "leastsq", "line_search", "check_grad", "approx_fprime")}
+    | {f"scipy.integrate.{name}" for name in (
+        "quad", "dblquad", "tplquad", "nquad", "fixed_quad", "quad_vec", "romberg",
+        "quadrature", "solve_ivp", "odeint", "solve_bvp")}
 )  # fmt: skip
 _BUILTINS_CALLING_NOW = frozenset(
     {"sorted", "min", "max", "list", "tuple", "set", "dict", "sum", "any", "all", "print",
@@ -153,6 +164,20 @@ class HolderEvents:
         if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
             # A container holding it is made from it.
             yield from self.value_use(scope, parent, loops, seen)
+            return
+        looped = _loop_names(parent, node)
+        if looped:
+            # ``for name, fn in variants``: the loop's names hold its items in turn.
+            assert isinstance(parent, (ast.For, ast.AsyncFor))
+            since = (parent.target.end_lineno or 0, parent.target.end_col_offset or 0)
+            for name in looped:
+                for event in self._holder_events(facts.resolve(scope, name), name, since, seen):
+                    # A name holding another item of the tuple (``if check:``, ``f"{name}"``).
+                    looked_at = event.node is not None and _only_looked_at(
+                        facts.parent(event.node), event.node
+                    )
+                    if not (event.kind is EventKind.ESCAPE and looked_at):
+                        yield event
             return
         yield event_at(scope, node, loops, EventKind.ESCAPE)
 
@@ -321,6 +346,34 @@ class HolderEvents:
             return False
         owner = self.facts.resolve(scope, callee.id)
         return any(b.kind is BindingKind.DEF for b in self.facts.bindings_of(owner, callee.id))
+
+
+def _only_looked_at(parent: ast.AST | None, node: ast.AST) -> bool:
+    """Whether the expression only tests or prints what it holds (``if check:``, ``x is
+    None``, ``not x``, ``f"{name}"``): that neither calls it nor keeps it. (A test of the
+    object itself tells a memoising ``if self._compiled is None`` apart: kept as a use.)"""
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return parent.test is node
+    return isinstance(parent, (ast.Compare, ast.FormattedValue)) or (
+        isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+    )
+
+
+def _loop_names(parent: ast.AST | None, node: ast.AST) -> list[str]:
+    """The names a ``for`` loop over ``node`` binds, when they are plain names only."""
+    if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.iter is not node:
+        return []
+    names: list[str] = []
+    pending: list[ast.expr] = [parent.target]
+    while pending:
+        target = pending.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            pending.extend(target.elts)
+        elif isinstance(target, ast.Name):
+            names.append(target.id)
+        else:
+            return []  # ``for self.fn in fns``: kept where the code cannot follow it
+    return names
 
 
 def _makes_record(call: ast.Call) -> bool:
