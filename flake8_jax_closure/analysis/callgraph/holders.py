@@ -40,6 +40,14 @@ _BUILTINS_CALLING_NOW = frozenset(
      "len", "str", "repr", "isinstance", "callable", "id", "hash", "type", "getattr"}
 )  # fmt: skip
 
+# Attributes whose reading runs nothing: an array's, which no function or bound method has
+# (code reading them holds data; a function there would raise ``AttributeError`` before any
+# later call), and a function's names.
+_NOT_RUNNING = frozenset(
+    {"shape", "dtype", "ndim", "size", "reshape", "astype", "T", "__name__", "__qualname__",
+     "__doc__", "__module__"}
+)  # fmt: skip
+
 
 class HolderEvents:
     """The events of objects through what holds them."""
@@ -133,6 +141,8 @@ class HolderEvents:
             member = parent.arg
         if isinstance(parent, (ast.Starred, ast.keyword)):
             node, parent = parent, facts.parent(parent)
+        if isinstance(parent, ast.Attribute) and parent.attr in _NOT_RUNNING:
+            return  # ``value.shape``, ``fn.__name__``: no call
         if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
             if not _stored(facts, parent):
                 # ``f.lower(x)``, ``obj.method(x)``, ``fns[0](x)``: may trace or call now.
