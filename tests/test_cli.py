@@ -517,3 +517,21 @@ def test_a_named_folder_is_walked_whatever_the_folders_above_it(
     assert code == 1 and "m.py:41:16: JC101" in out
     code, out, _ = run("check", "--no-cache", ".")
     assert code == 1 and "own.py:41:16: JC101" in out and "vendored" not in out
+
+
+def test_a_reader_closing_the_output_early_ends_the_run_quietly(tmp_path: Path) -> None:
+    """``check . | head -1``: the pipe closes while findings are still being written; the run
+    ends with no error line and no traceback."""
+    for index in range(200):
+        (tmp_path / f"m{index}.py").write_text(STALE.format(noqa=""), encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flake8_jax_closure", "check", "--no-cache", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip()
+    process.stdout.close()  # the reader is done
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 2
+    assert errors == ""

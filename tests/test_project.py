@@ -354,3 +354,35 @@ def test_a_memoised_factory_called_in_a_loop_elsewhere_makes_no_witness(project:
         "        mults.append(get_product(size))\n    return mults\n"
     )
     assert _check("--no-cache", "--select", "JC", str(project / "pkg" / "ops.py")) == []
+
+
+LOOPING = """import jax
+
+LR = 0.1
+
+
+@jax.jit
+def step(x):
+    return x * LR
+
+
+def train(xs):
+    global LR
+    for x in xs:
+        step(x)
+        LR = LR / 2
+"""
+
+
+def test_a_function_another_module_runs_makes_its_path_a_witness(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stale loop of ``train`` is a default finding once another file of the project runs
+    it (the cache follows that file); before, nothing shows it running: an API hazard."""
+    monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path / "cache"))
+    (project / "pkg" / "loop.py").write_text(LOOPING)
+    target = str(project / "pkg" / "loop.py")
+    assert [f["code"] for f in _check("--select", "JC", target)] == ["JC202"]
+    script = project / "scripts" / "run.py"
+    script.write_text("from pkg.loop import train\n\ntrain([1.0, 2.0])\n")
+    assert [f["code"] for f in _check("--select", "JC", target)] == ["JC102"]

@@ -404,6 +404,22 @@ class ProjectIndex:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
 
+    def called_elsewhere(self, module: Path, qualified: str) -> bool:
+        """Whether another file of the project calls the function or method ``qualified``
+        (``train``, ``Trainer.fit``) of ``module``: then it runs."""
+        names = module_names(module, self.root)
+        bare = qualified.rsplit(".", 1)[-1]
+        for path in self.files():
+            if path.resolve() == module.resolve():
+                continue
+            text = self._text(path)
+            if bare not in text:
+                continue
+            calls, _ = self._file_calls(path)
+            if any(c.module in names and c.name == qualified for c in calls):
+                return True
+        return False
+
 
 @dataclass(frozen=True)
 class _Lines:
@@ -502,6 +518,9 @@ class ProjectView:
         if self.index is None:
             return None
         return self.index.method_reads(self.module, qualified, method)
+
+    def called_elsewhere(self, qualified: str) -> bool:
+        return self.index is not None and self.index.called_elsewhere(self.module, qualified)
 
 
 def _absolute(relative: str, module: str) -> str:

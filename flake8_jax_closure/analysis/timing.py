@@ -25,7 +25,8 @@ result is another object: a change falls between the uses of one result, or coun
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level
@@ -230,6 +231,10 @@ class StalePath:
     changers: tuple[Scope, ...] = ()
     callers: tuple[Scope, ...] = ()
     handed_on: tuple[Event, ...] = ()
+    # The code a witness runs in (the change's driver), for the question whether it runs.
+    driver: Scope | None = None
+    # An API hazard's path inside a function nothing shows running: what a run of it does.
+    inside: tuple[WitnessStep, ...] = ()
 
     @property
     def witnessed(self) -> bool:
@@ -307,7 +312,10 @@ def stale_path(
                 graph.facts, event, [u for u in here if loop in u.loops], whole=True
             )
         ):
-            use = min((u for u in here if loop in u.loops), key=_at)
+            in_loop = [u for u in here if loop in u.loops]
+            # A call shows the trace and its reuse better than handing the object on.
+            calls = [u for u in in_loop if u.kind is EventKind.RUN]
+            use = min(calls or in_loop, key=_at)
             line = loop.lineno  # type: ignore[attr-defined]
             return _path(use, event, use, f"next pass of the loop at line {line}")
         if here and _repeats(graph, event.driver, life):
@@ -316,9 +324,54 @@ def stale_path(
                 next_run = _next_run(graph, event.driver)
                 if next_run is not None:
                     use = min(here, key=_at)
-                    return _path(use, event, use, next_run)
+                    # Run again by the code that calls it: that code shows it runs.
+                    return replace(_path(use, event, use, next_run), driver=None)
                 hazard = hazard or StalePath(changers=(event.driver,), callers=(event.driver,))
     return hazard
+
+
+def in_running_code(
+    graph: CallGraph, path: StalePath, called_elsewhere: Callable[[Scope], bool]
+) -> StalePath:
+    """The path, when its witness runs in code the project shows running; else the API hazard
+    of the function it runs in (``def main(): for ...`` that nothing calls: a caller outside
+    the project may run it). ``called_elsewhere``: whether another module of the project calls
+    the function."""
+    driver = path.driver
+    if driver is None or _runs(graph, driver, called_elsewhere, frozenset()):
+        return path
+    return StalePath(changers=(driver,), callers=(driver,), inside=path.steps)
+
+
+def _runs(
+    graph: CallGraph,
+    function: Scope,
+    called_elsewhere: Callable[[Scope], bool],
+    seen: frozenset[int],
+) -> bool:
+    """Whether the code shows ``function`` running: module code, or a function that running
+    code calls or hands on, a method Python or a test runner calls by its name (``__init__``,
+    ``test_*``), one registered by a decorator, or one another module of the project calls."""
+    if function.kind is not ScopeKind.FUNCTION:
+        return True
+    name = function.name
+    if name.startswith("test") or (name.startswith("__") and name.endswith("__")):
+        return True
+    parent = function.parent
+    decorators = getattr(function.node, "decorator_list", [])
+    if parent is not None and any(
+        not graph.functions.is_compile_or_known(parent, d) for d in decorators
+    ):
+        return True
+    for event in graph.uses_of_function(function).events:
+        if event.kind is EventKind.ESCAPE:
+            return True  # handed on: whoever holds it may run it
+        caller = event.driver
+        if caller is function or id(caller) in seen:
+            continue
+        if _runs(graph, caller, called_elsewhere, seen | {id(function)}):
+            return True
+    return called_elsewhere(function)
 
 
 def called_again_path(life: CompiledLife, written: Event) -> StalePath | None:
@@ -347,7 +400,8 @@ def _path(trace: Event, change: Event, reuse: Event, again: str | None = None) -
             _step(Role.TRACE, trace),
             _step(Role.CHANGE, change),
             _step(Role.REUSE, reuse, again),
-        )
+        ),
+        driver=change.driver,
     )
 
 

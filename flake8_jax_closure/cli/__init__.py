@@ -8,11 +8,13 @@ user's program. ``main`` turns every failure into an exit status.
 
 Exit status: 0 clean, 1 findings (``diff``: changes to show; ``fix``: findings left, or files
 changed with ``--exit-non-zero-on-fix``), 2 usage errors, unreadable input, syntax errors and
-internal errors, 130 interrupted.
+internal errors, 130 interrupted. A reader that closes the output early (``| head``) ends
+the run quietly, with 2.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -51,6 +53,21 @@ def main(
     except KeyboardInterrupt:
         print("interrupted", file=stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader stopped reading (``check . | head``): nothing is wrong, and nothing is
+        # left to say. Python would report the pipe again when it flushes at exit.
+        _discard_output(stdout)
+        return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - a clear line, never a traceback
         print(f"flake8-jax-closure: internal error: {type(error).__name__}: {error}", file=stderr)
         return EXIT_ERROR
+
+
+def _discard_output(stdout: TextIO) -> None:
+    try:
+        descriptor = stdout.fileno()
+    except (OSError, ValueError):
+        return  # not a file (a test's buffer): nothing is flushed at exit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)

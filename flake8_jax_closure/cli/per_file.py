@@ -65,6 +65,10 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().method_reads(qualified, method)
 
+    def called_elsewhere(self, qualified: str) -> bool:
+        self.asked = True
+        return super().called_elsewhere(qualified)
+
 
 def _fingerprint(path: str) -> Callable[[], bytes]:
     """What the project's files are, asked only for an answer that looked at them."""

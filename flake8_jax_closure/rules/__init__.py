@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..analysis.timing import in_running_code
 from ..diagnostics import Finding
 from . import (
     jc101_closure_rebound,
@@ -29,6 +30,7 @@ from ._common import hazard_code
 
 if TYPE_CHECKING:
     from ..analysis.captures import Owner, StaleCapture
+    from ..analysis.facts.model import Scope
     from ..analysis.pipeline import ModuleFacts
     from ..analysis.project import ProjectView
 
@@ -86,6 +88,10 @@ def selected_findings(
     selected; a capture belongs to the first of those rules that claims it, and is kept when that
     rule is selected."""
     found: list[tuple[StaleCapture, Finding]] = []
+
+    def called_elsewhere(function: Scope) -> bool:
+        return project is not None and project.called_elsewhere(function.qualified_name())
+
     for detect in dict.fromkeys(rule.detect for rule in RULES):
         sharing = [rule for rule in RULES if rule.detect is detect]
         owners = frozenset().union(
@@ -94,6 +100,10 @@ def selected_findings(
         if not owners:
             continue
         for capture in detect(module, owners):
+            # A witness in a function nothing shows running is an API hazard of that function.
+            path = in_running_code(module.graph, capture.path, called_elsewhere)
+            if path is not capture.path:
+                capture = dataclasses.replace(capture, path=path)
             if project is not None and not capture.path.witnessed:
                 # Another module of the project may take the path outside callers could.
                 witnessed = project.promoted(capture.path)

@@ -67,6 +67,11 @@ def _hazard(path: StalePath) -> str:
     changers = _names(path.changers)
     callers = _names(path.callers)
     outside = "API hazard: stale if a caller outside the project runs"
+    if path.inside:
+        # Nothing in the project runs the function the path is in; one run takes it.
+        return f"API hazard: nothing in the project runs {changers}; a run of it is stale: " + (
+            ", ".join(step.clause for step in path.inside)
+        )
     if changers and changers == callers:
         return f"{outside} {changers} more than once"
     if changers and callers:

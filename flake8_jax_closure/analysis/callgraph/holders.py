@@ -40,6 +40,14 @@ _BUILTINS_CALLING_NOW = frozenset(
      "len", "str", "repr", "isinstance", "callable", "id", "hash", "type", "getattr"}
 )  # fmt: skip
 
+# Attributes whose reading runs nothing: an array's, which no function or bound method has
+# (code reading them holds data; a function there would raise ``AttributeError`` before any
+# later call), and a function's names.
+_NOT_RUNNING = frozenset(
+    {"shape", "dtype", "ndim", "size", "reshape", "astype", "T", "__name__", "__qualname__",
+     "__doc__", "__module__"}
+)  # fmt: skip
+
 
 class HolderEvents:
     """The events of objects through what holds them."""
@@ -133,11 +141,21 @@ class HolderEvents:
             member = parent.arg
         if isinstance(parent, (ast.Starred, ast.keyword)):
             node, parent = parent, facts.parent(parent)
+        if isinstance(parent, ast.Attribute) and parent.attr in _NOT_RUNNING:
+            return  # ``value.shape``, ``fn.__name__``: no call
         if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
             if not _stored(facts, parent):
                 # ``f.lower(x)``, ``obj.method(x)``, ``fns[0](x)``: may trace or call now.
                 yield event_at(scope, node, loops, EventKind.RUN)
             return  # ``obj.attr = value`` changes the object; it does not use it
+        kept_in = _kept_in(parent, node)
+        if kept_in is not None and isinstance(parent, ast.Call):
+            # ``fns.append(fn)``: calls through the list are calls of it; what the list's
+            # earlier reads (a later pass of a loop) do with it, the code does not show here.
+            since = (parent.end_lineno or 0, parent.end_col_offset or 0)
+            yield from self._holder_events(facts.resolve(scope, kept_in), kept_in, since, seen)
+            yield event_at(scope, node, loops, EventKind.ESCAPE)
+            return
         if isinstance(parent, ast.Call) and parent.func is not node:
             callee = facts.qualified_name(scope, parent.func)
             if self._is_local_function(scope, parent.func) or self._calls_now(
@@ -357,6 +375,20 @@ def _only_looked_at(parent: ast.AST | None, node: ast.AST) -> bool:
     return isinstance(parent, (ast.Compare, ast.FormattedValue)) or (
         isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
     )
+
+
+def _kept_in(parent: ast.AST | None, node: ast.AST) -> str | None:
+    """The name of the list or set that ``fns.append(node)`` (``add``, ``insert``) keeps it in."""
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in ("append", "add", "insert", "appendleft")
+        and isinstance(parent.func.value, ast.Name)
+        and parent.args
+        and parent.args[-1] is node
+    ):
+        return parent.func.value.id
+    return None
 
 
 def _loop_names(parent: ast.AST | None, node: ast.AST) -> list[str]:
