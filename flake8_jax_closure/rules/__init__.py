@@ -148,9 +148,12 @@ What it does
     call that traces, then the change, then a later compiled call of the same object, in code
     that runs. Only a caller outside the project can make it stale, through the entry points
     the finding names (a public setter and the compiled function, called in that order), or
-    code the compiled object is handed to. Off by default: turn it on with
-    ``--extend-select JC2`` (or ``extend-select = ["JC2"]`` in the configuration), as a
-    library whose users call those entry points may want.
+    code the compiled object is handed to. It also reports a stale path the code shows
+    inside a function that nothing in the project runs (a ``main()`` no code calls, a
+    library's ``train()``): one run of it by an outside caller is stale, and the message
+    shows that path (``a run of it is stale: traced at line 24, ...``). Off by default: turn
+    it on with ``--extend-select JC2`` (or ``extend-select = ["JC2"]`` in the configuration),
+    as a library whose users call those entry points may want.
 
 Why is this bad
     A caller that runs the entry points in that order gets compiled results computed with the
