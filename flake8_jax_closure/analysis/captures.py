@@ -51,6 +51,7 @@ from .facts.model import (
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
 from .handed import Handing, ParameterChanges
+from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
@@ -738,6 +739,8 @@ class CaptureAnalysis:
         )
 
     def change_reach(self, change: Site, barrier: Scope | None) -> Reach:
+        if after_a_jump(self.facts.tree, change.node):
+            return Reach()  # dead code: it never runs
         handings = self._handed.get(id(change))
         if handings is not None:
             # Changed through a parameter: where the object is handed to the function.
