@@ -1,4 +1,5 @@
-"""Statements after a jump in their block never run."""
+"""Statements after a jump in their block never run; nothing outside a block that ends the
+program runs after it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import ast
 
 import pytest
 
-from flake8_jax_closure.analysis.reachable import after_a_jump
+from flake8_jax_closure.analysis.reachable import after_a_jump, cut_off
 
 SOURCE = """for i in range(3):
     if i:
@@ -51,3 +52,39 @@ def test_a_statement_after_a_jump_in_its_block_is_dead(name: str, dead: bool) ->
     tree = ast.parse(SOURCE)
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
     assert after_a_jump(tree, node) is dead
+
+
+EXITING = """import os
+import sys
+
+if dev:
+    step(x)
+    sys.exit(0)
+elif other:
+    step(x)
+    raise SystemExit(1)
+elif third:
+    step(x)
+    raise RuntimeError("not the end of the program: a caller may catch it")
+else:
+    step(x)
+    os._exit(0)
+step(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "cut"),
+    [
+        (5, 6, False),  # in the block, before its exit
+        (5, 16, True),  # after the block: never reached from inside it
+        (8, 16, True),
+        (11, 16, False),  # an exception other than SystemExit
+        (14, 16, True),
+        (16, 5, False),  # from outside into the block
+    ],
+)
+def test_nothing_outside_a_block_that_ends_the_program_follows_it(
+    earlier: int, later: int, cut: bool
+) -> None:
+    assert cut_off(ast.parse(EXITING), earlier, later) is cut

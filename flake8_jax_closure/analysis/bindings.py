@@ -72,7 +72,9 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     """Every binding assigns the same expression of inputs that never change: ``n = 5`` in
     one notebook cell and again in a later one, ``steps = num_records // batch_size`` computed
     again in each epoch, ``opt_init, opt_update, get_params = optimizers.sgd(lr)`` run again.
-    Rebinding it sets what a trace read before, or an equal value."""
+    Rebinding it sets what a trace read before, or an equal value. A ``del`` between them
+    sets nothing a compiled call could read instead (an eager call would fail by name)."""
+    bindings = [b for b in bindings if b.kind is not BindingKind.DELETE]
     assigned = [a for a in map(_assigned, bindings) if a is not None]
     if not assigned or len(assigned) != len(bindings):
         return False
@@ -277,6 +279,8 @@ def keeps_fields_read(facts: Facts, binding: Binding, fields: list[str] | None) 
     record = ast.Name(binding.name)
     if rebuild_keeps_fields(binding.value, record, fields):
         return True
+    if fields and set(fields) <= _ARRAY_LAYOUT and _updated_in_place(binding.value, binding.name):
+        return True
     assigned = _assigned(binding)
     if assigned is None:
         return False
@@ -377,4 +381,28 @@ def waits_for(facts: Facts, scope: Scope, value: ast.expr | None, record: ast.ex
         and value.func.attr == "block_until_ready"
         and not value.args
         and _same_reference(value.func.value, record)
+    )
+
+
+# What an array's layout says, not its contents: an update by ``.at[...]`` keeps all of it.
+_ARRAY_LAYOUT = frozenset({"shape", "dtype", "ndim", "size"})
+_AT_UPDATES = frozenset(
+    {"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply"}
+)
+
+
+def _updated_in_place(value: ast.expr | None, name: str) -> bool:
+    """``x = x.at[i].set(v)`` (or ``.add``, ``.multiply``, ...): a new array of the old one's
+    shape and dtype."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    indexed = value.func.value
+    if value.func.attr not in _AT_UPDATES or not isinstance(indexed, ast.Subscript):
+        return False
+    at = indexed.value
+    return (
+        isinstance(at, ast.Attribute)
+        and at.attr == "at"
+        and isinstance(at.value, ast.Name)
+        and at.value.id == name
     )

@@ -18,6 +18,7 @@ import ast
 import enum
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .bindings import (
@@ -53,6 +54,7 @@ from .facts.queries import Facts
 from .handed import Handing, ParameterChanges
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
+from .steady import same_in_every_pass
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
 
@@ -404,8 +406,13 @@ class CaptureAnalysis:
         if not bindings and owner.kind is not ScopeKind.MODULE:
             return None, None, None
         initial = initial_bindings(bindings, owner)
+        # ``del x`` sets no value a compiled call could read instead of the traced one.
         rebindings = [
-            b for b in bindings if b not in initial and not any(same_import(b, i) for i in initial)
+            b
+            for b in bindings
+            if b not in initial
+            and b.kind is not BindingKind.DELETE
+            and not any(same_import(b, i) for i in initial)
         ]
         if same_value_everywhere(facts, bindings):
             rebindings = []
@@ -473,7 +480,10 @@ class CaptureAnalysis:
         stale: list[tuple[Binding | Mutation, StalePath]] = []
         for change in changes:
             reach = self.change_reach(change, barrier)
-            path = stale_path(self.graph, life, reach, _varies(change), retraced_by_shape)
+            path = stale_path(
+                self.graph, life, reach, _varies(change), retraced_by_shape,
+                steady=partial(same_in_every_pass, facts, change),
+            )  # fmt: skip
             if path is None:
                 continue
             stale.append((change, path))

@@ -44,7 +44,9 @@ def arguments_remade(
         return False
     for use in after:
         if use.via is not None and use.kind is EventKind.RUN and use.driver is change.driver:
-            if not _remade_inside(facts, use.via, change.driver, made_by, reach or []):
+            if not _remade_inside(
+                facts, use.via, change.driver, made_by, reach or []
+            ) and not _handed_remade(facts, use, change, made_by, reach or []):
                 return False
             continue
         call = facts.parent(use.node) if use.node is not None else None
@@ -91,6 +93,40 @@ def _remade_inside(
         ):
             return False
     return True
+
+
+def _handed_remade(
+    facts: Facts, use: Event, change: Event, made_by: frozenset[str], reach: list[Event]
+) -> bool:
+    """``train(state)``, where ``state`` was made since the change by an initialiser given the
+    new value (``state = init_model(rng, model)``), and each compiled call in ``train`` passes
+    one of its parameters on: the compiled calls get what the new value made."""
+    function = use.via
+    call = facts.parent(use.node) if use.node is not None else None
+    if function is None or not isinstance(call, ast.Call) or call.func is not use.node:
+        return False
+    if not any(
+        _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH)
+        for argument in (*call.args, *(k.value for k in call.keywords))
+    ):
+        return False
+    inner = [e for e in reach if e.driver is function]
+    params = set(function.params)
+    for event in inner:
+        inner_call: ast.AST | None = event.node
+        if inner_call is not None and not isinstance(inner_call, ast.Call):
+            inner_call = facts.parent(inner_call)
+        if event.kind is not EventKind.RUN or not isinstance(inner_call, ast.Call):
+            return False
+        passed = {
+            node.id
+            for argument in (*inner_call.args, *(k.value for k in inner_call.keywords))
+            for node in ast.walk(argument)
+            if isinstance(node, ast.Name)
+        }
+        if not passed & params:
+            return False
+    return bool(inner)
 
 
 def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
@@ -170,7 +206,9 @@ def _made_by(
     of an initialiser among ``makers`` (or of one's ``init`` method: ``net.init``)."""
     if depth == 0:
         return False
-    if isinstance(value, ast.Call) and _maker(value.func, makers):
+    if isinstance(value, ast.Call) and (
+        _maker(value.func, makers) or _given_to_maker(value, makers)
+    ):
         return True
     for node in ast.walk(value):
         if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
@@ -211,6 +249,20 @@ def _maker(function: ast.expr, makers: frozenset[str]) -> bool:
             and function.value.id in makers
         )
     return isinstance(function, ast.Name) and function.id in makers and _initialiser(function.id)
+
+
+def _given_to_maker(call: ast.Call, makers: frozenset[str]) -> bool:
+    """``init_model(rng, model)``: an initialiser given the new value itself, which makes its
+    parameters or a training state holding its ``apply`` (a static field of flax's
+    ``TrainState``, so a new network's state is a new trace)."""
+    function = call.func
+    name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+    if not _initialiser(name):
+        return False
+    return any(
+        isinstance(argument, ast.Name) and argument.id in makers
+        for argument in (*call.args, *(k.value for k in call.keywords))
+    )
 
 
 def _initialiser(name: str) -> bool:

@@ -32,9 +32,11 @@ from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
+from .eager import runs_eagerly
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
+from .reachable import cut_off
 from .remade import arguments_remade
 from .shapes import Shape, call_shapes
 
@@ -78,6 +80,16 @@ def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLi
     ):
         home = maker  # each run of the code making the wrapper makes a new cache
     reach = graph.propagate(direct, home)
+    # Calls under ``jax.disable_jit()`` run the Python function: they neither trace nor reuse.
+    reach.events = [
+        e
+        for e in reach.events
+        if not (
+            e.kind is EventKind.RUN
+            and e.node is not None
+            and runs_eagerly(graph.facts, e.driver, e.node)
+        )
+    ]
     if len(sites) == 1 and first.bound_name is not None:
         reach.events = _while_named(graph, first, reach.events, maker, made_at, made_loops, fresh)
     reach.events = _after_definition(first.scope, reach.events)
@@ -247,13 +259,15 @@ def stale_path(
     change: Reach,
     varies: bool = True,
     retraced_by_shape: bool = True,
+    steady: Callable[[ast.AST], bool] | None = None,
 ) -> StalePath | None:
     """How the change (its events, or outside code) can fall between a trace and a call: a
     witness when the code shows one, else an API hazard; None when it cannot.
 
     ``varies``: the change can set a different value on each run of its code (it depends on
     the function's arguments or on the old value); a change that sets the same value every
-    time makes nothing stale by being repeated. ``retraced_by_shape``: a new trace of the
+    time makes nothing stale by being repeated. ``steady``: whether the change sets the same
+    value in every pass of a loop around it. ``retraced_by_shape``: a new trace of the
     compiled function reads the value afresh (not so for a ``lax.scan`` body, whose trace JAX
     keeps while the shapes of its slices stay the same).
 
@@ -272,7 +286,14 @@ def stale_path(
         ):
             hazard = _hazard(uses, change)
     for event in change.events:
-        here = uses.in_driver(event.driver)
+        # A use in a block that ends the program comes after nothing outside it.
+        tree = graph.facts.tree
+        here = [
+            u
+            for u in uses.in_driver(event.driver)
+            if not (u.at < event.at and cut_off(tree, u.at[0], event.at[0]))
+            and not (u.at > event.at and cut_off(tree, event.at[0], u.at[0]))
+        ]
         # Importers' code runs after the module's own, except after a script's main block.
         module_outside = (
             event.driver.kind is ScopeKind.MODULE
@@ -304,12 +325,22 @@ def stale_path(
                     return witness
                 hazard = hazard or _hazard(uses, change)
         loop = _loop(event, here, life)
+        if (
+            loop is not None
+            and steady is not None
+            and _set_first_each_pass(event, loop, here, steady)
+        ):
+            loop = None
         if loop is not None and not (
             # Each pass remakes the arguments with the new value before calling (``net =
             # MLP(width); params = net.init(...)``): a new architecture is a new trace.
             retraced_by_shape
             and arguments_remade(
-                graph.facts, event, [u for u in here if loop in u.loops], whole=True
+                graph.facts,
+                event,
+                [u for u in here if loop in u.loops],
+                whole=True,
+                reach=uses.events,
             )
         ):
             in_loop = [u for u in here if loop in u.loops]
@@ -613,6 +644,20 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
         if not (made_here or defined_here or _made_in_each_pass(loop, uses)):
             return loop
     return None
+
+
+def _set_first_each_pass(
+    change: Event, loop: ast.AST, uses: list[Event], steady: Callable[[ast.AST], bool]
+) -> bool:
+    """The change sets one value in every pass, before each use in the pass: every trace in
+    the loop reads the value that every later pass sets again."""
+    in_loop = [u for u in uses if loop in u.loops]
+    return (
+        change.node is not None
+        and all(change.at < u.at for u in in_loop)
+        and _every_pass(change.node, loop, in_loop)
+        and steady(loop)
+    )
 
 
 def _made_in_each_pass(loop: ast.AST, uses: list[Event]) -> bool:
