@@ -150,6 +150,12 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     return True
 
 
+def pure_library_call(facts: Facts, scope: Scope, call: ast.Call) -> bool:
+    """``jnp.ones(3)``, ``optax.adam(lr)``: a function of a library that gives an equal
+    value for equal arguments."""
+    return _pure_library(facts.qualified_name(scope, call.func))
+
+
 def _pure_library(name: str | None) -> bool:
     # ``jax.random`` itself, as the base of ``jax.random.normal``, is one of them too.
     return (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from .bindings import pure_library_call
 from .facts.model import Binding, BindingKind, Mutation
 from .facts.queries import Facts
 
@@ -36,8 +37,9 @@ _VALUE_NODES = (
 
 def same_in_every_pass(facts: Facts, change: Binding | Mutation, loop: ast.AST) -> bool:
     """Whether the change is ``name = <expression>`` whose value nothing in ``loop`` can make
-    different: plain arithmetic of names, their attributes and constant items, and pure
-    calls, where nothing in the loop rebinds those names or changes them in place."""
+    different: plain arithmetic of names, their attributes and constant items, and pure calls
+    (also of ``jax.numpy``, ``jax.random`` and optimiser constructors), where nothing in the
+    loop rebinds those names or changes them in place."""
     if not isinstance(change, Binding) or change.kind is not BindingKind.ASSIGN:
         return False
     if not any(own is loop for own in change.loops):
@@ -52,7 +54,7 @@ def same_in_every_pass(facts: Facts, change: Binding | Mutation, loop: ast.AST) 
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.Call):
-            if not _pure(node.func):
+            if not _pure(node.func) and not pure_library_call(facts, change.scope, node):
                 return False
         elif isinstance(node, ast.Attribute):
             continue
