@@ -521,8 +521,10 @@ def test_a_named_folder_is_walked_whatever_the_folders_above_it(
 
 def test_a_reader_closing_the_output_early_ends_the_run_quietly(tmp_path: Path) -> None:
     """``check . | head -1``: the pipe closes while findings are still being written; the run
-    ends with no error line and no traceback."""
-    for index in range(200):
+    ends with no error line and no traceback. The output (about 240 bytes a file) must be
+    well over what the pipe holds (64 KiB) plus what the reader takes in at once, or the run
+    may write all of it before the reader closes."""
+    for index in range(1200):
         (tmp_path / f"m{index}.py").write_text(STALE.format(noqa=""), encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, "-m", "flake8_jax_closure", "check", "--no-cache", str(tmp_path)],
