@@ -13,6 +13,7 @@ stays reported.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from .bindings import same_tree
 from .callgraph.events import Event, EventKind
@@ -100,33 +101,64 @@ def _handed_remade(
 ) -> bool:
     """``train(state)``, where ``state`` was made since the change by an initialiser given the
     new value (``state = init_model(rng, model)``), and each compiled call in ``train`` passes
-    one of its parameters on: the compiled calls get what the new value made."""
+    that parameter on whole: the compiled calls get what the new value made."""
     function = use.via
     call = facts.parent(use.node) if use.node is not None else None
     if function is None or not isinstance(call, ast.Call) or call.func is not use.node:
         return False
-    if not any(
-        _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH)
-        for argument in (*call.args, *(k.value for k in call.keywords))
-    ):
-        return False
+    carried = _receiving(
+        call,
+        function,
+        lambda argument: _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH),
+    )
+    return bool(carried) and _passes_on_whole(facts, function, carried, reach, _DEPTH)
+
+
+def _passes_on_whole(
+    facts: Facts, function: Scope, carried: set[str], reach: list[Event], depth: int
+) -> bool:
+    """Each compiled call in ``function`` passes a parameter of ``carried`` itself
+    (``step(state, x)``), not a part of it (``state.params``); so does each call there of a
+    function that makes the compiled calls (``run_epoch(state)``), and that function in turn
+    with the parameters that receive it."""
     inner = [e for e in reach if e.driver is function]
-    params = set(function.params)
+    if depth == 0 or not inner:
+        return False
     for event in inner:
         inner_call: ast.AST | None = event.node
         if inner_call is not None and not isinstance(inner_call, ast.Call):
             inner_call = facts.parent(inner_call)
         if event.kind is not EventKind.RUN or not isinstance(inner_call, ast.Call):
             return False
-        passed = {
-            node.id
-            for argument in (*inner_call.args, *(k.value for k in inner_call.keywords))
-            for node in ast.walk(argument)
-            if isinstance(node, ast.Name)
-        }
-        if not passed & params:
+        whole = _receiving(
+            inner_call,
+            event.via,
+            lambda argument: isinstance(argument, ast.Name) and argument.id in carried,
+        )
+        if not whole:
             return False
-    return bool(inner)
+        if event.via is not None and event.via is not function:
+            if not _passes_on_whole(facts, event.via, whole, reach, depth - 1):
+                return False
+    return True
+
+
+def _receiving(
+    call: ast.Call, callee: Scope | None, carries: Callable[[ast.expr], bool]
+) -> set[str]:
+    """The parameters of ``callee`` given an argument that ``carries`` (for a compiled object,
+    whose parameters are not followed, a placeholder for each such argument)."""
+    params = list(callee.params) if callee is not None else []
+    if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]  # ``trainer.fit(state)``: the object is ``self``
+    received = set()
+    for index, argument in enumerate(call.args):
+        if carries(argument):
+            received.add(params[index] if index < len(params) else f"#{index}")
+    for keyword in call.keywords:
+        if keyword.arg is not None and carries(keyword.value):
+            received.add(keyword.arg)
+    return received
 
 
 def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
@@ -201,13 +233,17 @@ def _made_by(
     since: Pos,
     at: Pos,
     depth: int,
+    whole: bool = True,
 ) -> bool:
     """``value`` is, or reads a name last bound between ``since`` and ``at`` to, the result
-    of an initialiser among ``makers`` (or of one's ``init`` method: ``net.init``)."""
+    of an initialiser among ``makers`` (or of one's ``init`` method: ``net.init``). What an
+    initialiser given the new value made (``state = init_model(rng, model)``) counts only
+    passed ``whole``: the state itself, whose static fields are new; ``state.params`` of a
+    network of the same architecture has the old structure, and the trace is reused."""
     if depth == 0:
         return False
     if isinstance(value, ast.Call) and (
-        _maker(value.func, makers) or _given_to_maker(value, makers)
+        _maker(value.func, makers) or (whole and _given_to_maker(value, makers))
     ):
         return True
     for node in ast.walk(value):
@@ -223,7 +259,7 @@ def _made_by(
         statement = _statement(facts, latest.node)
         source = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if source is not None and _made_by(
-            facts, driver, source, makers, since, latest.at, depth - 1
+            facts, driver, source, makers, since, latest.at, depth - 1, whole and node is value
         ):
             return True
     return False
