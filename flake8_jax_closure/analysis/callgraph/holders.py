@@ -36,9 +36,13 @@ _CALLS_NOW = frozenset(
         "quadrature", "solve_ivp", "odeint", "solve_bvp")}
 )  # fmt: skip
 _BUILTINS_CALLING_NOW = frozenset(
-    {"sorted", "min", "max", "list", "tuple", "set", "dict", "sum", "any", "all", "print",
-     "len", "str", "repr", "isinstance", "callable", "id", "hash", "type", "getattr"}
+    {"sorted", "min", "max", "list", "tuple", "set", "dict", "sum", "any", "all", "getattr"}
 )  # fmt: skip
+# Builtins that only look at a function given them: its name, its text, whether it is one.
+# ``str(getattr(config, field))`` or ``print(step)`` runs nothing the function does.
+_BUILTINS_LOOKING_AT = frozenset(
+    {"print", "len", "str", "repr", "format", "isinstance", "callable", "id", "hash", "type"}
+)
 
 # Attributes whose reading runs nothing: an array's, which no function or bound method has
 # (code reading them holds data; a function there would raise ``AttributeError`` before any
@@ -157,6 +161,8 @@ class HolderEvents:
             yield event_at(scope, node, loops, EventKind.ESCAPE)
             return
         if isinstance(parent, ast.Call) and parent.func is not node:
+            if self._looks_at(scope, parent):
+                return
             callee = facts.qualified_name(scope, parent.func)
             if self._is_local_function(scope, parent.func) or self._calls_now(
                 scope, parent, callee
@@ -356,6 +362,14 @@ class HolderEvents:
         return (
             isinstance(func, ast.Name)
             and func.id in _BUILTINS_CALLING_NOW
+            and not self.facts.bindings_of(self.facts.resolve(scope, func.id), func.id)
+        )
+
+    def _looks_at(self, scope: Scope, call: ast.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id in _BUILTINS_LOOKING_AT
             and not self.facts.bindings_of(self.facts.resolve(scope, func.id), func.id)
         )
 
