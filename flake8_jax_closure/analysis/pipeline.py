@@ -10,6 +10,7 @@ from .callgraph.graph import CallGraph
 from .captures import CaptureAnalysis, Owner, StaleCapture
 from .compiled import CompiledFunction, CompiledFunctionFinder
 from .facts.queries import Facts
+from .failing import FailingCalls
 from .project import ProjectView
 
 
@@ -32,6 +33,7 @@ class ModuleFacts:
         self.finder = CompiledFunctionFinder(self.facts, frozenset(compile_functions))
         self.compiled: list[CompiledFunction] = self.finder.find()
         self.graph = CallGraph(self.facts)
+        self.graph.failing = FailingCalls(self.facts, self.graph.classes, self.compiled)
         self.values = CaptureAnalysis(self.facts, self.graph, self.compiled, project)
         self.project = project
 

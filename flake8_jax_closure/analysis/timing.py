@@ -325,6 +325,8 @@ def stale_path(
                     return witness
                 hazard = hazard or _hazard(uses, change)
         loop = _loop(event, here, life)
+        if loop is not None and graph.stops_in_first_pass(event.driver, loop):
+            loop = None  # the first pass always raises: no pass reuses its trace
         if (
             loop is not None
             and steady is not None
@@ -470,7 +472,7 @@ def _next_run(graph: CallGraph, driver: Scope) -> str | None:
         (e for e in graph.uses_of_function(driver).events if e.kind is EventKind.RUN), key=_at
     )
     for run in runs:
-        if run.loops:
+        if _loops_again(graph, run):
             line = run.loops[-1].lineno  # type: ignore[attr-defined]
             return f"next call of '{driver.name}()' in the loop at line {line}"
     if len(runs) > 1:
@@ -729,5 +731,11 @@ def _repeats(graph: CallGraph, driver: Scope, life: CompiledLife) -> bool:
     return (
         uses.outside
         or len(uses.events) > 1
-        or any(e.loops or e.kind is EventKind.ESCAPE for e in uses.events)
+        or any(_loops_again(graph, e) or e.kind is EventKind.ESCAPE for e in uses.events)
     )
+
+
+def _loops_again(graph: CallGraph, event: Event) -> bool:
+    """The event sits in a loop that can run a second pass (its body does not always raise
+    in the first)."""
+    return bool(event.loops) and not graph.stops_in_first_pass(event.driver, event.loops[-1])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..compiled import CompiledFunction, Form
 from ..facts.model import Pos, Scope, ScopeKind
@@ -19,6 +20,9 @@ from .classes import ObjectClasses
 from .events import Event, EventKind, Reach, event_at
 from .functions import FunctionUses, Uses
 from .holders import HolderEvents
+
+if TYPE_CHECKING:
+    from ..failing import FailingCalls
 
 
 class CallGraph:
@@ -29,6 +33,9 @@ class CallGraph:
         self.classes = ObjectClasses(facts)
         self.holders = HolderEvents(facts, self.classes)
         self.functions = FunctionUses(facts, self.holders, self.classes)
+        # Calls that always raise (a trace that cannot finish), once the compiled functions
+        # are known.
+        self.failing: FailingCalls | None = None
 
     # -- the questions of the other analyses -----------------------------------------------------
 
@@ -40,6 +47,10 @@ class CallGraph:
 
     def object_class_of_call(self, scope: Scope, call: ast.Call) -> Scope | None:
         return self.classes.object_class_of_call(scope, call)
+
+    def stops_in_first_pass(self, driver: Scope, loop: ast.AST) -> bool:
+        """The loop's body always raises in its first pass: it never runs a second."""
+        return self.failing is not None and self.failing.loop_stops_in_first_pass(driver, loop)
 
     def related(self, first: Scope, second: Scope) -> bool:
         return self.classes.related(first, second)
