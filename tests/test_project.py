@@ -95,6 +95,18 @@ def test_a_script_of_the_project_is_the_witness(project: Path) -> None:
     )
 
 
+def test_a_link_that_leads_nowhere_or_to_itself_is_no_file_of_the_project(
+    project: Path,
+) -> None:
+    """``a.py -> a.py`` or a link to a removed file beside the modules: the project's other
+    files are still read, and the run neither fails nor reports an analysis error."""
+    (project / "scripts" / "run.py").write_text(STALE_SCRIPT)
+    (project / "scripts" / "loop.py").symlink_to("loop.py")
+    (project / "scripts" / "gone.py").symlink_to("removed.py")
+    (finding,) = _check("--no-cache", str(project / "pkg" / "train.py"))
+    assert finding["code"] == "JC102" and finding["name"] == "LR"
+
+
 def test_set_up_before_the_first_call_stays_a_hazard(project: Path) -> None:
     (project / "scripts" / "run.py").write_text(SET_UP_SCRIPT)
     train = str(project / "pkg" / "train.py")

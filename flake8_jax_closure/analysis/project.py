@@ -244,7 +244,11 @@ class ProjectIndex:
             for folder, subfolders, names in os.walk(self.root):
                 subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED)
                 found.extend(
-                    Path(folder) / n for n in sorted(names) if n.endswith((".py", ".ipynb"))
+                    path
+                    for path in (
+                        Path(folder) / n for n in sorted(names) if n.endswith((".py", ".ipynb"))
+                    )
+                    if _readable(path)
                 )
                 if len(found) > _MOST_FILES:
                     found = []
@@ -554,3 +558,13 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
         return paths_read_by(facts, classes[0], method)
     finally:
         facts.release()
+
+
+def _readable(path: Path) -> bool:
+    """A file that can be read: not a link that leads nowhere or back to itself
+    (``a.py -> a.py``), on which ``resolve()`` raises."""
+    try:
+        path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return path.is_file()

@@ -91,6 +91,13 @@ class HolderEvents:
                 same_code = outer is not None and ref.scope.function() is outer.function()
                 if same_code and not (binder.start < ref.start < until):
                     continue
+                looked_at = facts.parent(ref.node)
+                if (
+                    not ref.called
+                    and isinstance(looked_at, ast.Call)
+                    and self._looks_at(ref.scope, looked_at)
+                ):
+                    continue  # ``str(getattr(self.config, field))``: text, no call
                 kind = EventKind.RUN if ref.called else EventKind.ESCAPE
                 yield event_at(ref.scope, ref.node, ref.loops, kind)
             return
