@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import Any
 
 from .callgraph.classes import ObjectClasses
 from .compiled import CompiledFunction, keyword
@@ -110,24 +111,9 @@ def _trace_fails(site: CompiledFunction) -> bool:
 def _traced_parameters(site: CompiledFunction) -> list[str]:
     arguments = site.function.args
     names = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    static_numbers: set[int] = set()
-    static_names: set[str] = set()
     call = site.transform_call
-    if call is not None:
-        numbers = keyword(call, "static_argnums")
-        if numbers is not None:
-            static_numbers = {
-                n.value
-                for n in ast.walk(numbers)
-                if isinstance(n, ast.Constant) and isinstance(n.value, int)
-            }
-        given = keyword(call, "static_argnames")
-        if given is not None:
-            static_names = {
-                n.value
-                for n in ast.walk(given)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            }
+    static_numbers = _constants(call, "static_argnums", int)
+    static_names = _constants(call, "static_argnames", str)
     traced = [
         name
         for index, name in enumerate(names)
@@ -137,6 +123,17 @@ def _traced_parameters(site: CompiledFunction) -> list[str]:
         if names[0] in traced and 0 not in static_numbers:
             return []  # a bound method compiled whole: ``self`` is not an array
     return traced
+
+
+def _constants(call: ast.Call | None, option: str, kind: type) -> set[Any]:
+    """The constants of that kind an option of the compile call names (``static_argnums=(0,
+    2)``, ``static_argnames="n"``)."""
+    given = keyword(call, option) if call is not None else None
+    if given is None:
+        return set()
+    return {
+        n.value for n in ast.walk(given) if isinstance(n, ast.Constant) and type(n.value) is kind
+    }
 
 
 def _concretises(call: ast.Call, traced: set[str]) -> bool:
