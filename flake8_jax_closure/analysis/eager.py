@@ -12,6 +12,7 @@ import weakref
 
 from .facts.model import Scope
 from .facts.queries import Facts
+from .reachable import statements
 
 _DISABLERS = frozenset({"jax.disable_jit", "jax.config.disable_jit"})
 _DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -42,7 +43,7 @@ def _with_blocks(facts: Facts) -> list[_Block]:
     found = _blocks.get(facts)
     if found is None:
         found = []
-        for node in ast.walk(facts.tree):
+        for node in statements(facts.tree):
             if isinstance(node, (ast.With, ast.AsyncWith)) and node.body:
                 entered = [item.context_expr for item in node.items]
                 if not any(isinstance(e, ast.Call) for e in entered):
