@@ -68,7 +68,10 @@ class CallGraph:
         makes a new instance of what happens inside. Calling a function that hands the thing
         on hands it on; a function that returns it hands it to its callers, and what they do
         with the result is what happens to it (unless code outside the module calls it)."""
-        reach = Reach(list(direct))
+        # Each batch of events in the order the code stands, whatever order the facts were
+        # gathered in (that follows the names asked about first, which can follow a set's
+        # order): the first witness found is then the same on every run.
+        reach = Reach(sorted(direct, key=_in_code_order))
         pending = [event.driver for event in reach.events]
         done: set[int] = set()
         followed: set[int] = set()
@@ -83,7 +86,7 @@ class CallGraph:
                 uses = self.uses_of_function(driver)
                 if uses.outside:
                     reach.add_entry(driver)
-                for use in uses.events:
+                for use in sorted(uses.events, key=_in_code_order):
                     reach.events.append(replace(use, via=driver))
                     pending.append(use.driver)
             returned = [e for e in reach.events if self._returned(e)]
@@ -96,8 +99,11 @@ class CallGraph:
                 # (``tester.update(w)`` runs ``update``): named as the events' ``via``.
                 results = [
                     replace(result, via=result.via or event.via)
-                    for result in self.holders.result_events(
-                        event.driver, event.driver is barrier, event.element, event.member
+                    for result in sorted(
+                        self.holders.result_events(
+                            event.driver, event.driver is barrier, event.element, event.member
+                        ),
+                        key=_in_code_order,
                     )
                 ]
                 reach.events.extend(results)
@@ -169,3 +175,7 @@ class CallGraph:
                 if not self.facts.attribute_refs(site.bound_name):
                     return True
         return False
+
+
+def _in_code_order(event: Event) -> tuple[Pos, Pos, str]:
+    return (event.driver.start, event.at, event.kind.value)
