@@ -43,7 +43,9 @@ def _with_blocks(facts: Facts) -> list[_Block]:
     found = _blocks.get(facts)
     if found is None:
         found = []
-        for node in statements(facts.tree):
+        # Most modules never name it: no walk.
+        named = facts.lines_of(["disable_jit"])["disable_jit"]
+        for node in statements(facts.tree) if named else ():
             if isinstance(node, (ast.With, ast.AsyncWith)) and node.body:
                 entered = [item.context_expr for item in node.items]
                 if not any(isinstance(e, ast.Call) for e in entered):

@@ -46,8 +46,10 @@ def _line_ranges(tree: ast.Module) -> _Ranges:
     if found is None:
         dead: list[tuple[int, int]] = []
         exiting: list[tuple[int, int]] = []
-        for node in statements(tree):
-            for block in _blocks_of(node):
+        pending: list[ast.AST] = [tree]
+        while pending:
+            for block in _blocks_of(pending.pop()):
+                pending.extend(block)
                 last = block[-1].end_lineno or block[-1].lineno
                 jump = next((st for st in block[:-1] if isinstance(st, _JUMPS)), None)
                 if jump is not None and (jump.end_lineno or jump.lineno) < last:
@@ -70,9 +72,19 @@ def statements(tree: ast.Module) -> Iterator[ast.Module | ast.stmt]:
             pending.extend(block)
 
 
+# Statements that hold blocks of statements; every other statement holds none.
+_COMPOUND = (
+    ast.Module, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+    getattr(ast, "TryStar", ast.Try), ast.Match, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef,
+)  # fmt: skip
+
+
 def _blocks_of(node: ast.AST) -> list[list[ast.stmt]]:
     """The statement lists of a module or a statement: its body, ``else``, ``finally``, each
     handler's and each case's body."""
+    if not isinstance(node, _COMPOUND):
+        return []
     blocks: list[list[ast.stmt]] = [getattr(node, name, None) or [] for name in _BLOCKS]
     blocks += [handler.body for handler in getattr(node, "handlers", [])]
     blocks += [case.body for case in getattr(node, "cases", [])]
@@ -82,7 +94,14 @@ def _blocks_of(node: ast.AST) -> list[list[ast.stmt]]:
 def _ends_program(statement: ast.stmt) -> bool:
     """``sys.exit(...)``, ``exit()``, ``quit()``, ``os._exit(...)``, ``raise SystemExit``."""
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        return ast.unparse(statement.value.func) in _PROGRAM_EXITS
+        func = statement.value.func
+        if isinstance(func, ast.Name):
+            return func.id in _PROGRAM_EXITS
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and f"{func.value.id}.{func.attr}" in _PROGRAM_EXITS
+        )
     if isinstance(statement, ast.Raise) and statement.exc is not None:
         raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
         return isinstance(raised, ast.Name) and raised.id == "SystemExit"
