@@ -18,6 +18,7 @@ from .facts.model import (
     exclusive,
 )
 from .facts.queries import Facts
+from .layout import LAYOUT_FIELDS, stored_by, updated_at
 from .names import REF_CONSTRUCTORS
 
 
@@ -228,14 +229,16 @@ def fed_from_arguments(
     fed = []
     for mutation in mutations:
         statement = mutation.node
+        entry = stored_by(mutation) if mutation.value is None else (mutation.value, None)
+        value = entry[0] if entry is not None else None
         if (
             mutation.scope is scope
             and id(statement) in top
             and not mutation.guards
             and not mutation.loops
-            and mutation.value is not None
+            and value is not None
             and (first_read is None or mutation.end <= first_read)
-            and any(isinstance(n, ast.Name) and n.id in arguments for n in ast.walk(mutation.value))
+            and any(isinstance(n, ast.Name) and n.id in arguments for n in ast.walk(value))
         ):
             fed.append(mutation.path)
     return fed
@@ -285,8 +288,10 @@ def keeps_fields_read(facts: Facts, binding: Binding, fields: list[str] | None) 
     record = ast.Name(binding.name)
     if rebuild_keeps_fields(binding.value, record, fields):
         return True
-    if fields and set(fields) <= _ARRAY_LAYOUT and _updated_in_place(binding.value, binding.name):
-        return True
+    updated = updated_at(binding.value)
+    if fields and set(fields) <= LAYOUT_FIELDS and isinstance(updated, ast.Name):
+        if updated.id == binding.name:
+            return True  # ``x = x.at[i].set(v)``: the layout read is kept
     assigned = _assigned(binding)
     if assigned is None:
         return False
@@ -387,28 +392,4 @@ def waits_for(facts: Facts, scope: Scope, value: ast.expr | None, record: ast.ex
         and value.func.attr == "block_until_ready"
         and not value.args
         and _same_reference(value.func.value, record)
-    )
-
-
-# What an array's layout says, not its contents: an update by ``.at[...]`` keeps all of it.
-_ARRAY_LAYOUT = frozenset({"shape", "dtype", "ndim", "size"})
-_AT_UPDATES = frozenset(
-    {"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply"}
-)
-
-
-def _updated_in_place(value: ast.expr | None, name: str) -> bool:
-    """``x = x.at[i].set(v)`` (or ``.add``, ``.multiply``, ...): a new array of the old one's
-    shape and dtype."""
-    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
-        return False
-    indexed = value.func.value
-    if value.func.attr not in _AT_UPDATES or not isinstance(indexed, ast.Subscript):
-        return False
-    at = indexed.value
-    return (
-        isinstance(at, ast.Attribute)
-        and at.attr == "at"
-        and isinstance(at.value, ast.Name)
-        and at.value.id == name
     )

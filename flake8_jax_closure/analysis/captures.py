@@ -37,7 +37,7 @@ from .bindings import (
 from .callgraph.events import END, Event, EventKind, Reach, level
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
-from .compiled import CompiledFunction, Form
+from .compiled import CompiledFunction, Form, self_is_static
 from .facts.model import (
     Binding,
     BindingKind,
@@ -148,6 +148,15 @@ class CaptureAnalysis:
         # ``loss = jax.jit(lambda ...)``: the compile call, and the function it compiles.
         self.assigned_functions = {
             id(site.site): site.scope for site in compiled if site.form is Form.ASSIGNED
+        }
+        # Methods compiled with ``self`` static: the rule on ``self`` times every change of
+        # the attributes they read, however the object is reached.
+        self.static_self_methods = {
+            id(site.scope)
+            for site in compiled
+            if site.form is Form.DECORATOR
+            and (self_name := method_self_name(site.scope)) is not None
+            and self_is_static(site, self_name)
         }
         self._lives: dict[int, CompiledLife] = {}
         # Changes made through a parameter: the calls handing the object on (``handed``).
@@ -373,6 +382,7 @@ class CaptureAnalysis:
                 rebinding, mutation, path = self._first_changes(
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
                     fields_below(self.facts, read_nodes.get((owner_id, name), [])), reads,
+                    _methods_called(self.facts, read_nodes.get((owner_id, name), [])),
                 )  # fmt: skip
             if path is None:
                 continue
@@ -399,6 +409,7 @@ class CaptureAnalysis:
         fed: list[tuple[str, ...]] | None = None,
         fields: list[str] | None = None,
         reads: list[Read] | None = None,
+        methods_called: list[str] | None = None,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -458,6 +469,15 @@ class CaptureAnalysis:
                     handed = replace(mutation)
                     mutations.append(handed)
                     self._handed[id(handed)] = handings
+            if made_from is not None:
+                # ``nn(x, params)`` where ``__call__`` is compiled with ``self`` static and
+                # stores ``self.weights`` from its arguments: a store its own trace makes
+                # and reads; what else reads it is the rule on ``self``'s to time.
+                mutations = [
+                    m
+                    for m in mutations
+                    if not self._stored_by_called_method(made_from, methods_called, m)
+                ]
         # Stored from the trace's own argument, through helpers or the object's methods, before
         # anything reads it: no change made elsewhere to that path reaches a compiled result.
         fed = [*(fed or ()), *self._fed_through_helpers(compiled.scope, mutations, reads or [])]
@@ -705,6 +725,23 @@ class CaptureAnalysis:
                     found.append(mutation)
         return found
 
+    def _stored_by_called_method(
+        self, cls: Scope, methods: list[str] | None, mutation: Mutation
+    ) -> bool:
+        """``mutation`` is a store from its own arguments, a statement of the body of a
+        method of ``cls`` compiled with ``self`` static, and the compiled code reaches the
+        object only by calling such methods (``methods``)."""
+        if not methods or mutation.scope.parent is not cls:
+            return False
+        defined = {child.name: child for child in cls.children if child.kind is ScopeKind.FUNCTION}
+        if not all(
+            name in defined and id(defined[name]) in self.static_self_methods for name in methods
+        ):
+            return False
+        return mutation.scope.name in methods and bool(
+            fed_from_arguments(mutation.scope, [mutation], [])
+        )
+
     def class_of_cls(self, owner: Scope, name: str) -> Scope | None:
         """The class whose ``cls`` this is: ``name`` is the first parameter of a classmethod."""
         parent = owner.parent
@@ -834,3 +871,20 @@ def _varies(change: Binding | Mutation) -> bool:
 
 def _change_at(site: Binding | Mutation) -> tuple[int, int]:
     return site.at if isinstance(site, Binding) else site.end
+
+
+def _methods_called(facts: Facts, nodes: list[ast.AST]) -> list[str] | None:
+    """The methods each node calls on the object it holds: ``__call__`` for ``nn(x)``,
+    ``step`` for ``nn.step(x)``; None when one node does anything else with it."""
+    called = []
+    for node in nodes:
+        parent = facts.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            called.append("__call__")
+            continue
+        call = facts.parent(parent) if isinstance(parent, ast.Attribute) else None
+        if not isinstance(call, ast.Call) or call.func is not parent:
+            return None
+        assert isinstance(parent, ast.Attribute)
+        called.append(parent.attr)
+    return called

@@ -261,3 +261,22 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
         if item.arg == name:
             return item.value
     return None
+
+
+def self_is_static(site: CompiledFunction, self_name: str) -> bool:
+    """``partial(jax.jit, static_argnums=0)`` (or ``static_argnames="self"``): the first
+    parameter is hashed into the cache key, never traced."""
+    call = site.transform_call
+    if call is None:
+        return False
+    for keyword in call.keywords:
+        value = keyword.value
+        elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        constants = [e.value for e in elements if isinstance(e, ast.Constant)]
+        if keyword.arg == "static_argnums" and any(
+            c == 0 and not isinstance(c, bool) for c in constants
+        ):
+            return True
+        if keyword.arg == "static_argnames" and self_name in constants:
+            return True
+    return False

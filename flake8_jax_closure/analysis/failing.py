@@ -17,11 +17,11 @@ from .callgraph.classes import ObjectClasses
 from .compiled import CompiledFunction, keyword
 from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
+from .layout import LAYOUT_FIELDS
 
 _TRACING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
 _CONCRETE = frozenset({"float", "int", "bool", "complex"})
 _CONCRETE_METHODS = frozenset({"item", "tolist"})
-_LAYOUT = frozenset({"shape", "dtype", "ndim", "size"})
 _DEPTH = 3
 
 
@@ -150,7 +150,7 @@ def _reads(value: ast.expr, traced: set[str]) -> bool:
     ``len(x)``)."""
     if isinstance(value, ast.Name):
         return value.id in traced
-    if isinstance(value, ast.Attribute) and value.attr in _LAYOUT:
+    if isinstance(value, ast.Attribute) and value.attr in LAYOUT_FIELDS:
         return False
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len":
         return False

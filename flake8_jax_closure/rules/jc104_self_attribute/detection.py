@@ -46,6 +46,7 @@ from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
+from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
 from ...analysis.receiver import method_self_name
 from ...analysis.structure import sets_split_structure
 from ...analysis.timing import (
@@ -175,9 +176,14 @@ class MethodCaptureAnalysis:
                 for m in mutations
                 if _rebuilt_keeping(m, attribute, fields) or self._waits_for_itself(m, attribute)
             }
+            # Only the layout read (``len(self.weights)``, ``self.weights[i].shape``), before
+            # any store of the compiled body's own: a store that keeps the layout is no change.
+            layout = self._layout_reads(cls, site.scope, attribute, attribute_reads, mutations)
+            if layout is not None:
+                kept |= {id(m) for m in mutations if layout <= self._kept_layout(cls, m, attribute)}
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
-                cls, holder, attribute, life, replacers, own_state | kept, own_writes
+                cls, holder, attribute, life, replacers, own_state | kept, own_writes - kept
             ):
                 stale.append((change, path))
                 if path.witnessed:
@@ -239,6 +245,84 @@ class MethodCaptureAnalysis:
                 and any(statement is top for top in body)
             ):
                 yield call
+
+    def _layout_reads(
+        self,
+        cls: ClassFacts,
+        compiled: Scope,
+        attribute: str,
+        reads: list[Read],
+        mutations: list[Mutation],
+    ) -> set[LayoutRead] | None:
+        """What of ``self.<attribute>``'s layout the trace reads, directly or through the
+        class's methods; None when it reads more. Reads after the compiled body stores its own
+        arguments there (``self.weights = self.unflatten(params)``, a statement of the body)
+        read that store, not what was there."""
+        stores = [
+            m.end
+            for m in mutations
+            if m.scope is compiled
+            and m.path == (f".{attribute}",)
+            and fed_from_arguments(compiled, [m], [])
+        ]
+        stored_at = min(stores, default=None)
+        found: set[LayoutRead] = set()
+        for read in reads:
+            if stored_at is not None and read.start >= stored_at:
+                continue
+            called = None if _first_attribute(read) == attribute else self._called_method(read)
+            inner = (
+                self._layout_read(read)
+                if called is None
+                else self._layout_reads_in(cls, called, attribute, frozenset())
+            )
+            if inner is None:
+                return None
+            found |= inner
+        return found
+
+    def _layout_reads_in(
+        self, cls: ClassFacts, name: str, attribute: str, seen: frozenset[str]
+    ) -> set[LayoutRead] | None:
+        """What of ``self.<attribute>``'s layout the method ``name``, and the methods it
+        calls, read; None when one reads more."""
+        method = cls.methods.get(name)
+        self_name = method_self_name(method) if method is not None else None
+        if method is None or self_name is None:
+            return None
+        found: set[LayoutRead] = set()
+        if name in seen:
+            return found
+        for read in self.facts.reads_within(method):
+            if read.name != self_name or self.facts.resolve(read.scope, self_name) is not method:
+                continue
+            if _first_attribute(read) == attribute:
+                inner = self._layout_read(read)
+            else:
+                called = self._called_method(read)
+                if called is None or called not in cls.methods:
+                    continue
+                inner = self._layout_reads_in(cls, called, attribute, seen | {name})
+            if inner is None:
+                return None
+            found |= inner
+        return found
+
+    def _layout_read(self, read: Read) -> set[LayoutRead] | None:
+        held = self.facts.parent(read.node)
+        taken = layout_read(self.facts.parent, held) if isinstance(held, ast.Attribute) else None
+        return {taken} if taken is not None else None
+
+    def _kept_layout(
+        self, cls: ClassFacts, mutation: Mutation, attribute: str
+    ) -> frozenset[LayoutRead]:
+        """What of the attribute's layout the change keeps (``.at[...]``, a reshape to its
+        shape, or a method of the class building one, entry by entry)."""
+        entry = stored_by(mutation) if mutation.path == (f".{attribute}",) else None
+        if entry is None:
+            return frozenset()
+        methods = {name: method.node for name, method in cls.methods.items()}
+        return kept_layout(entry[0], entry[1], mutation.name, attribute, methods)
 
     def _waits_for_itself(self, mutation: Mutation, attribute: str) -> bool:
         """``self.state = jax.block_until_ready(self.state)``: the same object again."""

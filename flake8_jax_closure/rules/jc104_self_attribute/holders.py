@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...analysis.callgraph.graph import CallGraph
-from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder, Form
+from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder, Form, self_is_static
 from ...analysis.facts.model import Scope
 from ...analysis.receiver import method_self_name
 from .classes import ClassFacts, MutableClasses, enclosing_method
@@ -76,20 +76,3 @@ class HolderFinder:
         """The class of ``name`` in ``scope``: ``self`` of a method, or an instance."""
         made = self.graph.object_class(scope, name, at)
         return self.classes.class_facts(made) if made is not None else None
-
-
-def self_is_static(site: CompiledFunction, self_name: str) -> bool:
-    call = site.transform_call
-    if call is None:
-        return False
-    for keyword in call.keywords:
-        value = keyword.value
-        elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        constants = [e.value for e in elements if isinstance(e, ast.Constant)]
-        if keyword.arg == "static_argnums" and any(
-            c == 0 and not isinstance(c, bool) for c in constants
-        ):
-            return True
-        if keyword.arg == "static_argnames" and self_name in constants:
-            return True
-    return False
