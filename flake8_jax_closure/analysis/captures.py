@@ -167,11 +167,11 @@ class CaptureAnalysis:
         """Sites compiling one function: ``jax.jit(f)`` made twice shares f's trace cache."""
         sites: dict[int, list[CompiledFunction]] = {}
         for site in compiled:
-            sites.setdefault(id(site.function), []).append(site)
+            sites.setdefault(_cache_key(site), []).append(site)
         return list(sites.values())
 
     def life(self, sites: list[CompiledFunction]) -> CompiledLife:
-        key = id(sites[0].function)
+        key = _cache_key(sites[0])
         cached = self._lives.get(key)
         if cached is None:
             cached = compiled_life(self.graph, sites)
@@ -888,3 +888,15 @@ def _methods_called(facts: Facts, nodes: list[ast.AST]) -> list[str] | None:
         assert isinstance(parent, ast.Attribute)
         called.append(parent.attr)
     return called
+
+
+def _cache_key(site: CompiledFunction) -> int:
+    """What the site's traces are cached under: the compiled Python function, shared by every
+    ``jax.jit(f)`` of it; but a site compiling a function object it makes itself
+    (``jax.jit(jax.vmap(partial(f, a)))``, ``jax.jit(jax.grad(f))``) caches under that new
+    object, which no other site compiles."""
+    call = site.site
+    if site.form is Form.DECORATOR or not isinstance(call, ast.Call) or not call.args:
+        return id(site.function)
+    argument = call.args[0]
+    return id(site) if isinstance(argument, ast.Call) else id(site.function)
