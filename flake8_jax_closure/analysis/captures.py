@@ -51,6 +51,7 @@ from .facts.model import (
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
+from .guards import is_none, tests_around, unset_name
 from .handed import Handing, ParameterChanges
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
@@ -430,7 +431,9 @@ class CaptureAnalysis:
         rebindings = [
             b
             for b in rebindings
-            if not keeps_fields_read(facts, b, fields) and not waits_for_itself(facts, b)
+            if not keeps_fields_read(facts, b, fields)
+            and not waits_for_itself(facts, b)
+            and not self._set_once_before_read(b, compiled.scope, bindings, initial, reads or [])
         ]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
@@ -528,6 +531,31 @@ class CaptureAnalysis:
         if any(loop is made for loop in change.loops for made in site.created_loops):
             return False
         return _change_at(change) <= site.created_at
+
+    def _set_once_before_read(
+        self,
+        binding: Binding,
+        compiled: Scope,
+        bindings: list[Binding],
+        initial: list[Binding],
+        reads: list[Read],
+    ) -> bool:
+        """``if _DATA is None: _DATA = DuneData()`` in ``data()``, a function the compiled
+        code calls unconditionally before it reads ``_DATA``: every trace reads the value set
+        (by its own call, or an earlier one), and no set can follow, as each needs the name
+        unset and nothing unsets it (its other bindings are ``_DATA = None`` first, or set so
+        too)."""
+        if not _set_while_unset(binding):
+            return False
+        for other in bindings:
+            first_none = other in initial and is_none(other.value)
+            if other is not binding and not first_none and not _set_while_unset(other):
+                return False
+        entries = self._calls_inside(binding.scope, compiled, frozenset())
+        if not entries:
+            return False
+        first = min(entries)
+        return all(read.start >= first for read in reads if read.scope.is_within(compiled))
 
     def _fed_through_helpers(
         self, compiled: Scope, mutations: list[Mutation], reads: list[Read]
@@ -900,3 +928,12 @@ def _cache_key(site: CompiledFunction) -> int:
         return id(site.function)
     argument = call.args[0]
     return id(site) if isinstance(argument, ast.Call) else id(site.function)
+
+
+def _set_while_unset(binding: Binding) -> bool:
+    """``name = value`` in a function, under ``if name is None:`` (or ``if not name:``)."""
+    if binding.kind is not BindingKind.ASSIGN or binding.scope.kind is not ScopeKind.FUNCTION:
+        return False
+    return any(
+        unset_name(test) == binding.name for test in tests_around(binding.scope.node, binding.node)
+    )

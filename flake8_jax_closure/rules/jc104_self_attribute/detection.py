@@ -46,6 +46,7 @@ from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
+from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
 from ...analysis.receiver import method_self_name
 from ...analysis.structure import sets_split_structure
@@ -57,7 +58,6 @@ from ...analysis.timing import (
     stale_path,
 )
 from .classes import ClassFacts, MutableClasses, enclosing_method
-from .guards import is_none, tests_around, unset_flag
 from .holders import Holder, HolderFinder
 
 

@@ -1,4 +1,5 @@
-"""The tests an ``if`` puts around a call: how a method that runs once per object is told."""
+"""The tests an ``if`` puts around a statement: how code that runs once (per object, or while a
+value is unset) is told."""
 
 from __future__ import annotations
 
@@ -49,6 +50,17 @@ def unset_flag(test: ast.expr) -> str | None:
             and isinstance(operand.args[1].value, str)
         ):
             return operand.args[1].value
+    return None
+
+
+def unset_name(test: ast.expr) -> str | None:
+    """``x`` for ``x is None`` and ``not x``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
+        if is_none(test.comparators[0]) and isinstance(test.left, ast.Name):
+            return test.left.id
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        if isinstance(test.operand, ast.Name):
+            return test.operand.id
     return None
 
 
