@@ -135,7 +135,7 @@ class FunctionUses:
             if ref.called or is_property:
                 uses.events.append(event_at(ref.scope, ref.node, ref.loops, EventKind.RUN))
             else:
-                uses.events.extend(self.holders.value_use(ref.scope, ref.node, ref.loops, set()))
+                uses.events.extend(self.holders.ref_use(ref))
         if name == "__call__":
             uses.events.extend(self.instance_calls(cls))
         unnamed = not refs and not self._in_script(function)

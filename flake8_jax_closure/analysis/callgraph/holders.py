@@ -358,7 +358,23 @@ class HolderEvents:
             if ref.called:
                 yield event_at(ref.scope, ref.node, ref.loops, EventKind.RUN)
             else:
-                yield from self.value_use(ref.scope, ref.node, ref.loops, seen)
+                yield from self.ref_use(ref, seen)
+
+    def ref_use(
+        self, ref: AttributeRef, seen: set[tuple[int, str]] | None = None
+    ) -> Iterator[Event]:
+        """How the value ``ref`` takes is used, when the code does not call it there. A
+        ``getattr`` with a computed name may take any attribute; the code shows a method
+        taken so only where a name or a list holds the value (``setter = getattr(obj,
+        f"set_{k}")``, ``handlers.append(getattr(self, name))``), whose calls show it run.
+        Elsewhere (``values = (*values, getattr(record, field))``) it is data as far as the
+        code shows: no run, and nothing handed on."""
+        parent = self.facts.parent(ref.node)
+        held = (isinstance(parent, ast.Assign) and parent.value is ref.node) or _kept_in(
+            parent, ref.node
+        ) is not None
+        if ref.attr != "*" or held:
+            yield from self.value_use(ref.scope, ref.node, ref.loops, seen)
 
     def _calls_now(self, scope: Scope, call: ast.Call, callee: str | None) -> bool:
         if callee is not None:
