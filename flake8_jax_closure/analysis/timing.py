@@ -25,6 +25,7 @@ result is another object: a change falls between the uses of one result, or coun
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -62,12 +63,19 @@ class CompiledLife:
     made: ast.AST | None = None
 
 
-def compiled_life(graph: CallGraph, sites: list[CompiledFunction]) -> CompiledLife:
+def compiled_life(
+    graph: CallGraph, sites: list[CompiledFunction], object_home: Scope | None = None
+) -> CompiledLife:
+    """Where the compiled object is traced and called. With ``object_home``, a function each
+    run of which calls it on an object of its own, which no earlier run's trace was made for
+    (a method compiled with ``self`` static, hashed by identity, of an object made there)."""
     first = sites[0]
     definition = first.scope.parent
     assert definition is not None
     definer = definition.function()
     home = definer if definer.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
+    if object_home is not None:
+        home = object_home
     if home is not None and memoised(graph, home):
         home = None  # every call returns the object made by the first
     direct = list(graph.compiled_events(sites))
@@ -412,6 +420,13 @@ def called_again_path(life: CompiledLife, written: Event) -> StalePath | None:
     from the second compiled call on. A witness when the code calls the object twice or in a
     loop; a hazard when only code it is handed to, or outside code, can."""
     runs = sorted((e for e in life.reach.events if e.kind is EventKind.RUN), key=_at)
+    # The one call in a function that another event calls is that event's call, not another:
+    # ``solve()`` calling ``train()`` once is one compiled call, however deep.
+    callers = {id(e.via) for e in runs if e.via is not None}
+    per_driver = Counter(id(e.driver) for e in runs)
+    runs = [
+        e for e in runs if e.loops or id(e.driver) not in callers or per_driver[id(e.driver)] > 1
+    ]
     for run in runs:
         if run.loops:
             line = run.loops[-1].lineno  # type: ignore[attr-defined]

@@ -155,7 +155,7 @@ class MethodCaptureAnalysis:
         # Written on every run (``self.n += 1; return self.n``): the compiled code writes it
         # once, while tracing, and uncompiled calls on every call.
         own_writes = {id(mutation) for mutation in own if not mutation.guards}
-        life = self._life(holder, sharing)
+        life = self._life(cls, holder, sharing)
         replacers = self._replacers(cls, holder)
         # A static ``self`` hashed by value is no protection: JAX serves the cached trace to
         # an object changed in place after it was hashed, and to any object equal to it.
@@ -343,7 +343,7 @@ class MethodCaptureAnalysis:
         ]  # fmt: skip
         return fields_below(self.facts, records) if len(records) == len(reads) else None
 
-    def _life(self, holder: Holder, sharing: list[Holder]) -> CompiledLife:
+    def _life(self, cls: ClassFacts, holder: Holder, sharing: list[Holder]) -> CompiledLife:
         """Where the compiled object can be traced and called: the calls of a static-``self``
         method on any instance, of the object ``jax.jit(obj.method)`` made (with the other
         wrappers ``sharing`` its traces: the earliest one, alive throughout, is the cache they
@@ -358,6 +358,9 @@ class MethodCaptureAnalysis:
             life = dataclasses.replace(lives[0], reach=Reach(events, entries))
         else:
             life = self.captures.life([holder.site])
+            home = self._object_home(cls, holder, life) if holder.static_self else None
+            if home is not None:
+                life = compiled_life(self.graph, [holder.site], object_home=home)
         if (
             not holder.static_self
             or life.reach.outside
@@ -367,6 +370,56 @@ class MethodCaptureAnalysis:
         # Whoever holds an instance, in this module or outside it, can call the method.
         reach = Reach(list(life.reach.events), [holder.method])
         return dataclasses.replace(life, reach=reach)
+
+    def _object_home(self, cls: ClassFacts, holder: Holder, life: CompiledLife) -> Scope | None:
+        """The one function whose every run calls the static-``self`` method on an object it
+        makes itself (``trainer = Trainer(n); trainer.solve()``), kept in a local name that
+        only calls and reads go through. The class is hashed by identity, so each run's object
+        has traces of its own: a run never reuses what an earlier run's object traced."""
+        if self._hashed_by_value(cls):
+            return None
+        homes: set[int] = set()
+        home: Scope | None = None
+        for event in life.reach.events:
+            driver = event.driver
+            if self._in_class(cls, driver):
+                continue  # ``self.train(...)`` inside the class's own methods
+            if event.via is not None and not self._in_class(cls, event.via):
+                continue  # a call of the code that made and used the object: above it
+            node = event.node
+            if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+                return None
+            receiver = node.value.id
+            if (
+                driver.kind is not ScopeKind.FUNCTION
+                or self.facts.resolve(driver, receiver) is not driver
+                or self._made_here(driver, receiver) is None
+                or not self._only_attributes_taken(driver, receiver)
+            ):
+                return None
+            homes.add(id(driver))
+            home = driver
+        return home if len(homes) == 1 else None
+
+    def _in_class(self, cls: ClassFacts, scope: Scope) -> bool:
+        method = enclosing_method(scope, None)
+        parent = method.parent if method is not None else None
+        return parent is not None and (parent is cls.scope or self.graph.related(parent, cls.scope))
+
+    def _only_attributes_taken(self, scope: Scope, name: str) -> bool:
+        """Every read of the local ``name`` takes an attribute of it (``trainer.solve()``): the
+        object is not handed on, returned or kept."""
+        for read in self.facts.reads_of(scope, name):
+            parent = self.facts.parent(read.node)
+            if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
+                return False
+        return True
+
+    def _hashed_by_value(self, cls: ClassFacts) -> bool:
+        node = cls.scope.node
+        return bool({"__eq__", "__hash__"} & set(cls.methods)) or (
+            isinstance(node, ast.ClassDef) and any(_names_dataclass(d) for d in node.decorator_list)
+        )
 
     def _called_method(self, read: Read) -> str | None:
         """``helper`` for ``self.helper(...)`` or a property read ``self.helper``."""
@@ -661,11 +714,7 @@ class MethodCaptureAnalysis:
         ``__eq__`` or ``__hash__``, a dataclass) shares traces between equal objects: every
         call counts."""
         changed = self._made_here(mutation.scope, mutation.name)
-        node = cls.scope.node
-        by_value = {"__eq__", "__hash__"} & set(cls.methods) or (
-            isinstance(node, ast.ClassDef) and any(_names_dataclass(d) for d in node.decorator_list)
-        )
-        if changed is None or by_value:
+        if changed is None or self._hashed_by_value(cls):
             return life
         events = [e for e in life.reach.events if not self._other_object(e, changed)]
         return dataclasses.replace(life, reach=Reach(events, life.reach.entries))
