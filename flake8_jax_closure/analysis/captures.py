@@ -51,7 +51,7 @@ from .facts.model import (
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
-from .guards import is_none, tests_around, unset_name
+from .guards import is_none, returns_when_set, tests_around, unset_name
 from .handed import Handing, ParameterChanges
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
@@ -931,9 +931,16 @@ def _cache_key(site: CompiledFunction) -> int:
 
 
 def _set_while_unset(binding: Binding) -> bool:
-    """``name = value`` in a function, under ``if name is None:`` (or ``if not name:``)."""
+    """``name = value`` in a function, under ``if name is None:`` (or ``if not name:``), or
+    after ``if name is not None: return name`` at the top of its body."""
     if binding.kind is not BindingKind.ASSIGN or binding.scope.kind is not ScopeKind.FUNCTION:
         return False
-    return any(
-        unset_name(test) == binding.name for test in tests_around(binding.scope.node, binding.node)
-    )
+    function = binding.scope.node
+    if any(unset_name(test) == binding.name for test in tests_around(function, binding.node)):
+        return True
+    for statement in getattr(function, "body", []):
+        if any(inner is binding.node for inner in ast.walk(statement)):
+            return False
+        if returns_when_set(statement) == binding.name:
+            return True
+    return False

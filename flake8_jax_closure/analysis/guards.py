@@ -64,5 +64,26 @@ def unset_name(test: ast.expr) -> str | None:
     return None
 
 
+def returns_when_set(statement: ast.stmt) -> str | None:
+    """``x`` for ``if x is not None: return x`` (or ``if x:``, ending in ``return`` or
+    ``raise``, with no ``else``): what follows runs only while ``x`` is unset."""
+    if not isinstance(statement, ast.If) or statement.orelse or not statement.body:
+        return None
+    if not isinstance(statement.body[-1], (ast.Return, ast.Raise)):
+        return None
+    test = statement.test
+    if isinstance(test, ast.Name):
+        return test.id
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and is_none(test.comparators[0])
+        and isinstance(test.left, ast.Name)
+    ):
+        return test.left.id
+    return None
+
+
 def is_none(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None

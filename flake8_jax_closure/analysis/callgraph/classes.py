@@ -8,6 +8,14 @@ import ast
 from ..facts.model import AttributeRef, Binding, BindingKind, Pos, Scope, ScopeKind
 from ..facts.queries import Facts
 
+# Libraries whose calls make objects of their own classes (progress bars, optimisers, loggers,
+# plots), never of a class the checked module defines: unlike ``copy.deepcopy(model)`` or
+# ``pickle.load(f)``, which hand back the objects they are given.
+_SELF_CONTAINED_LIBRARIES = frozenset(
+    {"tqdm", "optax", "logging", "wandb", "matplotlib", "csv", "argparse", "threading", "queue",
+     "tensorboardX", "rich", "datetime"}
+)  # fmt: skip
+
 
 class ObjectClasses:
     """The classes of the objects names hold, as far as this module shows."""
@@ -63,7 +71,29 @@ class ObjectClasses:
         if not isinstance(base, ast.Name):
             return True
         known = self.object_class(ref.scope, base.id, ref.start)
-        return known is None or self.related(known, cls)
+        if known is None:
+            return not self._library_object(ref.scope, base.id)
+        return self.related(known, cls)
+
+    def _library_object(self, scope: Scope, name: str) -> bool:
+        """``name`` holds only objects a library makes for itself (``t`` of ``with
+        tqdm.trange(n) as t``, ``optimizer = optax.adam(lr)``): ``t.update()`` is the
+        library's method, never one of the module's classes'."""
+        facts = self.facts
+        owner = facts.resolve(scope, name)
+        bindings = facts.bindings_of(owner, name)
+        if not bindings:
+            return False
+        for binding in bindings:
+            value = binding.value if binding.kind is BindingKind.ASSIGN else None
+            if binding.kind is BindingKind.WITH:
+                value = _context_of(binding)
+            if not isinstance(value, ast.Call):
+                return False
+            made_by = facts.qualified_name(binding.scope, value.func)
+            if made_by is None or made_by.split(".")[0] not in _SELF_CONTAINED_LIBRARIES:
+                return False
+        return True
 
     def related(self, first: Scope, second: Scope) -> bool:
         """Whether one class derives from the other (as far as this module shows)."""
@@ -88,3 +118,13 @@ class ObjectClasses:
                             found.append(scope)
                             pending.append(scope)
         return found
+
+
+def _context_of(binding: Binding) -> ast.expr | None:
+    """What ``with <expr> as name`` binds ``name`` to: ``<expr>``."""
+    for node in ast.walk(binding.scope.node):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is binding.node:
+                    return item.context_expr
+    return None
