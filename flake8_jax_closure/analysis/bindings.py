@@ -18,7 +18,7 @@ from .facts.model import (
     exclusive,
 )
 from .facts.queries import Facts
-from .layout import LAYOUT_FIELDS, stored_by, updated_at
+from .layout import LAYOUT_FIELDS, returns_from_arguments, stored_by, updated_at
 from .names import REF_CONSTRUCTORS
 
 
@@ -232,6 +232,12 @@ def fed_from_arguments(
         entry = stored_by(mutation) if mutation.value is None else (mutation.value, None)
         value = entry[0] if entry is not None else None
         if (
+            entry is not None
+            and entry[1] is not None
+            and not _method_returns_arguments(scope, entry[0], entry[1])
+        ):
+            value = None  # ``a, b = split(x)``: which entries come from ``x`` is not shown
+        if (
             mutation.scope is scope
             and id(statement) in top
             and not mutation.guards
@@ -242,6 +248,25 @@ def fed_from_arguments(
         ):
             fed.append(mutation.path)
     return fed
+
+
+def _method_returns_arguments(scope: Scope, call: ast.expr, index: int) -> bool:
+    """``call`` is ``self.m(...)`` in a method, and entry ``index`` of what ``m`` of the same
+    class returns is computed from its parameters (``self.weights, self.biases =
+    self.unflatten(params)``)."""
+    parent = scope.parent
+    if not (_is_method(scope) and parent is not None and isinstance(call, ast.Call)):
+        return False
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and scope.params[:1] == (func.value.id,)
+    ):
+        return False
+    methods = {c.name: c.node for c in parent.children if c.kind is ScopeKind.FUNCTION}
+    method = methods.get(func.attr)
+    return method is not None and returns_from_arguments(method, index)
 
 
 def _is_method(scope: Scope) -> bool:

@@ -51,7 +51,7 @@ from .facts.model import (
 )
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .facts.queries import Facts
-from .guards import is_none, returns_when_set, tests_around, unset_name
+from .guards import is_none, returns_when_set, unset_name
 from .handed import Handing, ParameterChanges
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
@@ -931,16 +931,61 @@ def _cache_key(site: CompiledFunction) -> int:
 
 
 def _set_while_unset(binding: Binding) -> bool:
-    """``name = value`` in a function, under ``if name is None:`` (or ``if not name:``), or
-    after ``if name is not None: return name`` at the top of its body."""
-    if binding.kind is not BindingKind.ASSIGN or binding.scope.kind is not ScopeKind.FUNCTION:
+    """``name = value`` in a function, set whenever the function runs while ``name`` is None:
+    a statement of the body of ``if name is None:`` (itself a statement of the function's
+    body), or of the function's body after ``if name is not None: return name``, with only
+    plain statements before it there (no branch, loop or return that could skip it), of a
+    value that is never None (so the name cannot be unset again by its own set)."""
+    if (
+        binding.kind is not BindingKind.ASSIGN
+        or binding.scope.kind is not ScopeKind.FUNCTION
+        or binding.loops
+        or not _never_none(binding.value, binding.scope.node)
+    ):
         return False
-    function = binding.scope.node
-    if any(unset_name(test) == binding.name for test in tests_around(function, binding.node)):
-        return True
-    for statement in getattr(function, "body", []):
-        if any(inner is binding.node for inner in ast.walk(statement)):
-            return False
-        if returns_when_set(statement) == binding.name:
+    body = getattr(binding.scope.node, "body", [])
+    for index, statement in enumerate(body):
+        if (
+            isinstance(statement, ast.If)
+            and unset_name(statement.test, none_only=True) == binding.name
+            and _plainly_reaches(statement.body, binding.node)
+        ):
             return True
+        if returns_when_set(statement, none_only=True) == binding.name:
+            return _plainly_reaches(body[index + 1 :], binding.node)
+    return False
+
+
+def _plainly_reaches(block: list[ast.stmt], statement: ast.AST) -> bool:
+    """``statement`` is in ``block``, after plain statements only (assignments, expressions)."""
+    for inner in block:
+        if inner is statement:
+            return True
+        if not isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+            return False
+    return False
+
+
+def _never_none(value: ast.expr | None, function: ast.AST, depth: int = 0) -> bool:
+    """A value that cannot be None: a literal other than None, a display, a class called by
+    its name (``DuneData()``, capitalised as classes are), a NumPy or ``jax.numpy`` array
+    maker, or a local name of the function bound once to one of those."""
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    if isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        module = func.value if isinstance(func, ast.Attribute) else None
+        array_maker = isinstance(module, ast.Name) and module.id in ("np", "jnp", "numpy")
+        return array_maker or name[:1].isupper()
+    if isinstance(value, ast.Name) and depth == 0:
+        stores = [
+            node
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+        ]
+        return len(stores) == 1 and _never_none(stores[0].value, function, depth + 1)
     return False

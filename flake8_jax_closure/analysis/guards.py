@@ -53,27 +53,30 @@ def unset_flag(test: ast.expr) -> str | None:
     return None
 
 
-def unset_name(test: ast.expr) -> str | None:
-    """``x`` for ``x is None`` and ``not x``."""
+def unset_name(test: ast.expr, none_only: bool = False) -> str | None:
+    """``x`` for ``x is None`` and (unless ``none_only``) ``not x``."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
         if is_none(test.comparators[0]) and isinstance(test.left, ast.Name):
             return test.left.id
+    if none_only:
+        return None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         if isinstance(test.operand, ast.Name):
             return test.operand.id
     return None
 
 
-def returns_when_set(statement: ast.stmt) -> str | None:
-    """``x`` for ``if x is not None: return x`` (or ``if x:``, ending in ``return`` or
-    ``raise``, with no ``else``): what follows runs only while ``x`` is unset."""
+def returns_when_set(statement: ast.stmt, none_only: bool = False) -> str | None:
+    """``x`` for ``if x is not None: return x`` (or, unless ``none_only``, ``if x:``), ending
+    in ``return`` or ``raise``, with no ``else``: what follows runs only while ``x`` is
+    unset."""
     if not isinstance(statement, ast.If) or statement.orelse or not statement.body:
         return None
     if not isinstance(statement.body[-1], (ast.Return, ast.Raise)):
         return None
     test = statement.test
     if isinstance(test, ast.Name):
-        return test.id
+        return None if none_only else test.id
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1

@@ -217,6 +217,12 @@ def _list_of_reshapes(
     if len(loops) != 1 or not isinstance(loops[0].target, ast.Name):
         return frozenset()
     loop, entry = loops[0], loops[0].target.id
+    if any(
+        isinstance(node, (ast.Continue, ast.Break, ast.Return, ast.Raise))
+        for statement in loop.body
+        for node in ast.walk(statement)
+    ):
+        return frozenset()  # a pass may skip its entry: the list can come out shorter
     appends = [
         s.value
         for s in loop.body
@@ -302,3 +308,58 @@ def _is_own(node: ast.expr, self_name: str, attribute: str) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == self_name
     )
+
+
+def returns_from_arguments(method: ast.AST, index: int) -> bool:
+    """Entry ``index`` of every tuple ``method`` returns is computed from its parameters
+    (other than ``self``): an expression naming one, or a local list whose every entry
+    does (``weights.append(jnp.reshape(params[a:b], ...))``)."""
+    arguments = getattr(method, "args", None)
+    if arguments is None:
+        return False
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    given = set(names[1:])
+    returns = [node for node in ast.walk(method) if isinstance(node, ast.Return)]
+    if not returns or any(_nested_return(method, r) for r in returns):
+        return False
+    for statement in returns:
+        returned = statement.value
+        if not isinstance(returned, ast.Tuple) or index >= len(returned.elts):
+            return False
+        entry = returned.elts[index]
+        if isinstance(entry, ast.Name) and entry.id not in given:
+            if not _built_from(method, entry.id, given):
+                return False
+        elif not _names_any(entry, given):
+            return False
+    return True
+
+
+def _built_from(method: ast.AST, name: str, given: set[str]) -> bool:
+    """Every value stored in the local ``name`` (assigned, or appended to a list first
+    assigned ``[]``) names one of ``given``."""
+    values: list[ast.expr] = []
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            if not (isinstance(node.value, ast.List) and not node.value.elts):
+                values.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and (
+            isinstance(node.target, ast.Name) and node.target.id == name
+        ):
+            return False
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            if node.func.attr != "append" or len(node.args) != 1:
+                return False
+            values.append(node.args[0])
+    return bool(values) and all(_names_any(value, given) for value in values)
+
+
+def _names_any(expression: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expression))

@@ -60,6 +60,10 @@ class Lifter:
         for inner in scope.walk():
             if capture.name in inner.declared_global | inner.declared_nonlocal:
                 raise NoFix(f"the compiled function rebinds '{capture.name}' itself")
+        if any(m.scope.is_within(scope) for m in facts.mutations_of(capture.owner, capture.name)):
+            # ``state.w = ...`` in the body: later reads there see that store, not a value
+            # passed in.
+            raise NoFix(f"the compiled function changes '{capture.name}' itself")
         for site in sites:
             if holds_self(capture):
                 break  # the wrapper reads its own 'self', or the object compiled for

@@ -8,12 +8,13 @@ import ast
 from ..facts.model import AttributeRef, Binding, BindingKind, Pos, Scope, ScopeKind
 from ..facts.queries import Facts
 
-# Libraries whose calls make objects of their own classes (progress bars, optimisers, loggers,
-# plots), never of a class the checked module defines: unlike ``copy.deepcopy(model)`` or
-# ``pickle.load(f)``, which hand back the objects they are given.
+# Libraries whose calls make objects of their own classes (progress bars, optimisers, run
+# loggers, plots), never of a class the checked module defines: unlike ``copy.deepcopy(model)``
+# or ``pickle.load(f)``, which hand back the objects they are given, or ``logging.getLogger()``
+# and ``threading.current_thread()``, which can make objects of a class the module registers.
 _SELF_CONTAINED_LIBRARIES = frozenset(
-    {"tqdm", "optax", "logging", "wandb", "matplotlib", "csv", "argparse", "threading", "queue",
-     "tensorboardX", "rich", "datetime"}
+    {"tqdm", "optax", "wandb", "matplotlib", "csv", "argparse", "queue", "tensorboardX", "rich",
+     "datetime"}
 )  # fmt: skip
 
 

@@ -364,17 +364,16 @@ class HolderEvents:
         self, ref: AttributeRef, seen: set[tuple[int, str]] | None = None
     ) -> Iterator[Event]:
         """How the value ``ref`` takes is used, when the code does not call it there. A
-        ``getattr`` with a computed name may take any attribute; the code shows a method
-        taken so only where a name or a list holds the value (``setter = getattr(obj,
-        f"set_{k}")``, ``handlers.append(getattr(self, name))``), whose calls show it run.
-        Elsewhere (``values = (*values, getattr(record, field))``) it is data as far as the
-        code shows: no run, and nothing handed on."""
+        ``getattr`` with a computed name may take any attribute; one whose value goes into a
+        tuple, list or set display (``values = (*values, getattr(record, field))``, fields
+        gathered by name) is data as far as the code shows: no run, and nothing handed on.
+        Held in a name, a list it is appended to, a dict, or handed to a call, it is followed."""
         parent = self.facts.parent(ref.node)
-        held = (isinstance(parent, ast.Assign) and parent.value is ref.node) or _kept_in(
-            parent, ref.node
-        ) is not None
-        if ref.attr != "*" or held:
-            yield from self.value_use(ref.scope, ref.node, ref.loops, seen)
+        if isinstance(parent, ast.Starred):
+            parent = self.facts.parent(parent)
+        if ref.attr == "*" and isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+            return
+        yield from self.value_use(ref.scope, ref.node, ref.loops, seen)
 
     def _calls_now(self, scope: Scope, call: ast.Call, callee: str | None) -> bool:
         if callee is not None:

@@ -44,7 +44,7 @@ from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
-from ...analysis.facts.model import Mutation, Read, Scope, ScopeKind
+from ...analysis.facts.model import BindingKind, Mutation, Read, Scope, ScopeKind
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
@@ -416,10 +416,31 @@ class MethodCaptureAnalysis:
         return True
 
     def _hashed_by_value(self, cls: ClassFacts) -> bool:
-        node = cls.scope.node
-        return bool({"__eq__", "__hash__"} & set(cls.methods)) or (
-            isinstance(node, ast.ClassDef) and any(_names_dataclass(d) for d in node.decorator_list)
-        )
+        return self._by_value(cls.scope, 0)
+
+    def _by_value(self, scope: Scope, depth: int) -> bool:
+        """Whether objects of the class may be hashed by value: its own ``__eq__`` or
+        ``__hash__``, a dataclass, or a base class that is (or that this module does not
+        define, such as a Flax or Equinox module: those are dataclasses)."""
+        node = scope.node
+        if not isinstance(node, ast.ClassDef) or depth > 8:
+            return True
+        own = {child.name for child in scope.children if child.kind is ScopeKind.FUNCTION}
+        if {"__eq__", "__hash__"} & own or any(_names_dataclass(d) for d in node.decorator_list):
+            return True
+        parent = scope.parent
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id == "object":
+                continue
+            if not isinstance(base, ast.Name) or parent is None:
+                return True
+            owner = self.facts.resolve(parent, base.id)
+            bindings = self.facts.bindings_of(owner, base.id)
+            if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
+                return True
+            if self._by_value(self.facts.scope_of(bindings[0].node), depth + 1):
+                return True
+        return False
 
     def _called_method(self, read: Read) -> str | None:
         """``helper`` for ``self.helper(...)`` or a property read ``self.helper``."""
