@@ -197,12 +197,37 @@ class CaptureAnalysis:
         for read in reads:
             if read.in_assert or self._receiver_of_own_mutation(read) or self._stored_into(read):
                 continue
+            if self._only_printed(read):
+                continue
             if read.scope is not scope and self._on_host(read.scope, scope):
                 continue
             owner = facts.resolve(read.scope, read.name)
             if owner.is_within(outside) or owner.kind is ScopeKind.COMPREHENSION:
                 continue
             yield read, owner
+
+    def _only_printed(self, read: Read) -> bool:
+        """``print(f"step {step}")`` as a statement of compiled code: Python's ``print`` runs
+        while JAX traces, and what it prints is no part of the compiled result, so a value read
+        only there cannot make a compiled call return stale numbers. (``jax.debug.print`` runs
+        at every call and is not this.)"""
+        node: ast.AST = read.node
+        parent = self.facts.parent(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if (
+                isinstance(parent, ast.Call)
+                and parent.func is not node
+                and isinstance(parent.func, ast.Name)
+                and parent.func.id == "print"
+            ):
+                owner = self.facts.resolve(read.scope, "print")
+                return isinstance(self.facts.parent(parent), ast.Expr) and not (
+                    self.facts.bindings_of(owner, "print")
+                )
+            if isinstance(parent, (ast.Lambda, ast.NamedExpr)):
+                return False
+            node, parent = parent, self.facts.parent(parent)
+        return False
 
     def _stored_into(self, read: Read) -> bool:
         """``seen["f"] = x`` inside compiled code: it writes into ``seen`` while tracing."""
