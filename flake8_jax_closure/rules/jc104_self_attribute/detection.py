@@ -44,7 +44,15 @@ from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
-from ...analysis.facts.model import BindingKind, Mutation, Read, Scope, ScopeKind
+from ...analysis.facts.model import (
+    BindingKind,
+    Mutation,
+    Read,
+    Scope,
+    ScopeKind,
+    paths_overlap,
+)
+from ...analysis.facts.mutating import MUTATING_METHODS_RETURNING_NONE
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
@@ -124,6 +132,8 @@ class MethodCaptureAnalysis:
         by_attribute: dict[str, list[Read]] = {}
         through: dict[str, str] = {}
         for read in reads:
+            if self._written_into(read):
+                continue
             attribute = _first_attribute(read)
             if attribute is not None and attribute not in cls.methods:
                 by_attribute.setdefault(attribute, []).append(read)
@@ -181,10 +191,16 @@ class MethodCaptureAnalysis:
             layout = self._layout_reads(cls, site.scope, attribute, attribute_reads, mutations)
             if layout is not None:
                 kept |= {id(m) for m in mutations if layout <= self._kept_layout(cls, m, attribute)}
+            # A write the trace makes into another part of the container (``self.cache["last"]
+            # = x`` while it reads ``self.cache["scale"]``) changes nothing it reads.
+            elsewhere = {
+                id(m) for m in mutations if id(m) in own_writes and _beside(m, attribute_reads)
+            }
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
-                cls, holder, attribute, life, replacers, own_state | kept, own_writes - kept
-            ):
+                cls, holder, attribute, life, replacers,
+                own_state | kept | elsewhere, own_writes - kept - elsewhere,
+            ):  # fmt: skip
                 stale.append((change, path))
                 if path.witnessed:
                     break  # nothing later is reported before it
@@ -442,6 +458,28 @@ class MethodCaptureAnalysis:
                 return True
         return False
 
+    def _written_into(self, read: Read) -> bool:
+        """``self.queue[key] = x``, ``del self.queue[key]``, ``self.config.lr = v`` or
+        ``self.log.append(x)`` as a statement: the code writes into what the attribute holds,
+        and reads no value from it. Made while JAX traces, such a write is trace-time state
+        (as ``seen.append(x)`` in a closure): nothing of the container reaches the result."""
+        attribute = self.facts.parent(read.node)
+        if not isinstance(attribute, ast.Attribute) or attribute.value is not read.node:
+            return False
+        parent = self.facts.parent(attribute)
+        if not isinstance(parent, (ast.Subscript, ast.Attribute)) or parent.value is not attribute:
+            return False
+        if isinstance(parent.ctx, (ast.Store, ast.Del)):
+            return not isinstance(self.facts.parent(parent), ast.AugAssign)
+        call = self.facts.parent(parent)
+        return (
+            isinstance(parent, ast.Attribute)
+            and isinstance(call, ast.Call)
+            and call.func is parent
+            and parent.attr in MUTATING_METHODS_RETURNING_NONE
+            and isinstance(self.facts.parent(call), ast.Expr)
+        )
+
     def _called_method(self, read: Read) -> str | None:
         """``helper`` for ``self.helper(...)`` or a property read ``self.helper``."""
         parent = self.facts.parent(read.node)
@@ -485,6 +523,8 @@ class MethodCaptureAnalysis:
         attributes: set[str] = set()
         for read in self.facts.reads_within(method):
             if read.name != self_name or self.facts.resolve(read.scope, self_name) is not method:
+                continue
+            if self._written_into(read):
                 continue
             attribute = _first_attribute(read)
             if attribute is not None and attribute not in cls.methods:
@@ -845,6 +885,12 @@ def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | Non
     return rebuild_keeps_fields(mutation.value, record, fields) or hands_through(
         mutation.value, record, fields
     )
+
+
+def _beside(mutation: Mutation, reads: list[Read]) -> bool:
+    """Every read is of the attribute itself (not through a method), at a path the mutation
+    cannot change."""
+    return all(len(read.path) > 1 and not paths_overlap(mutation.path, read.path) for read in reads)
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
