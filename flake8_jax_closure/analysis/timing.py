@@ -40,6 +40,7 @@ from .names import OWN_CACHE_TRANSFORMS
 from .reachable import cut_off
 from .remade import arguments_remade
 from .shapes import Shape, call_shapes
+from .unbindable import cannot_bind
 
 
 @dataclass
@@ -78,7 +79,8 @@ def compiled_life(
         home = object_home
     if home is not None and memoised(graph, home):
         home = None  # every call returns the object made by the first
-    direct = list(graph.compiled_events(sites))
+    # A call whose arguments cannot bind raises before any trace: it neither traces nor reuses.
+    direct = [e for e in graph.compiled_events(sites) if not _unbindable(graph, sites, e)]
     fresh = all(_fresh(site) for site in sites)
     maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
     if (
@@ -115,6 +117,22 @@ def compiled_life(
         first.scope.node,
         first.site,
     )
+
+
+def _unbindable(graph: CallGraph, sites: list[CompiledFunction], event: Event) -> bool:
+    """The event is a call (``step(w, lr=0.1)``) whose arguments bind to none of the sites'
+    compiled functions (see ``unbindable``)."""
+    if event.kind is not EventKind.RUN or event.node is None:
+        return False
+    call = graph.facts.parent(event.node)
+    if not isinstance(call, ast.Call) or call.func is not event.node:
+        return False
+    for site in sites:
+        parent = site.scope.parent
+        method = parent is not None and parent.kind is ScopeKind.CLASS
+        if not cannot_bind(site, call, method):
+            return False
+    return True
 
 
 def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:
