@@ -94,6 +94,9 @@ def variant(header: str, body: str, place: str, tabs: bool) -> str:
     if place == "module":
         code = function + "\n\nafter = 1\n"
     elif place == "class":
+        # A method: its first parameter is ``self`` (a compiled function of a class used as a
+        # namespace, ``def step(x)``, gets no fix).
+        function = function.replace("def step(", "def step(self, ")
         nested = "".join(
             f"    {line}" if line.strip() else line for line in function.splitlines(True)
         )

@@ -209,8 +209,9 @@ class CaptureAnalysis:
     def _only_printed(self, read: Read) -> bool:
         """``print(f"step {step}")`` as a statement of compiled code: Python's ``print`` runs
         while JAX traces, and what it prints is no part of the compiled result, so a value read
-        only there cannot make a compiled call return stale numbers. (``jax.debug.print`` runs
-        at every call and is not this.)"""
+        only there cannot make a compiled call return stale numbers. Only as data of the text:
+        not handed to another call inside the ``print`` first. (``jax.debug.print`` runs at
+        every call and is not this.)"""
         node: ast.AST = read.node
         parent = self.facts.parent(node)
         while parent is not None and not isinstance(parent, ast.stmt):
@@ -224,7 +225,9 @@ class CaptureAnalysis:
                 return isinstance(self.facts.parent(parent), ast.Expr) and not (
                     self.facts.bindings_of(owner, "print")
                 )
-            if isinstance(parent, (ast.Lambda, ast.NamedExpr)):
+            if isinstance(parent, (ast.Lambda, ast.NamedExpr, ast.Call)):
+                # Handed to another call first (``cfg.setdefault("scale", scale)``): it may
+                # keep the value where the result reads it.
                 return False
             node, parent = parent, self.facts.parent(parent)
         return False

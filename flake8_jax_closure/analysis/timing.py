@@ -120,19 +120,57 @@ def compiled_life(
 
 
 def _unbindable(graph: CallGraph, sites: list[CompiledFunction], event: Event) -> bool:
-    """The event is a call (``step(w, lr=0.1)``) whose arguments bind to none of the sites'
-    compiled functions (see ``unbindable``)."""
+    """The event is a call (``step(w, lr=0.1)``) that plainly names the compiled object and
+    whose arguments bind to none of the sites' compiled functions (see ``unbindable``)."""
     if event.kind is not EventKind.RUN or event.node is None:
         return False
     call = graph.facts.parent(event.node)
     if not isinstance(call, ast.Call) or call.func is not event.node:
         return False
     for site in sites:
-        parent = site.scope.parent
-        method = parent is not None and parent.kind is ScopeKind.CLASS
-        if not cannot_bind(site, call, method):
+        binds_self = _binds_self(graph, site, call, event.driver)
+        if binds_self is None or not cannot_bind(site, call, binds_self):
             return False
     return True
+
+
+def _binds_self(
+    graph: CallGraph, site: CompiledFunction, call: ast.Call, driver: Scope
+) -> bool | None:
+    """Whether the call passes ``self`` first, for the call shapes that plainly name the
+    compiled object: ``step(...)`` of a name bound outside a class (no); ``self.apply(...)``
+    in a method of the class whose body binds ``apply`` (yes: a class attribute binds as a
+    method); ``self.train_step(...)`` after ``self.train_step = jax.jit(train_step)`` (no: an
+    instance attribute does not bind). None for any other shape (``run(x)`` of
+    ``run = partial(step, w)``, ``Model.apply(m, x)``, ``Ops.scaled(x)``): not judged."""
+    func = call.func
+    if site.form is Form.PASSED:
+        stored = graph.facts.parent(site.site)
+        if (
+            isinstance(stored, ast.Assign)
+            and len(stored.targets) == 1
+            and isinstance(stored.targets[0], ast.Attribute)
+            and isinstance(func, ast.Attribute)
+            and func.attr == stored.targets[0].attr
+        ):
+            return False
+        return None
+    name = site.bound_name
+    if name is None:
+        return None
+    if site.site_scope.kind is ScopeKind.CLASS:
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == name
+            and isinstance(receiver, ast.Name)
+            and driver.kind is ScopeKind.FUNCTION
+            and driver.parent is site.site_scope
+            and driver.params[:1] == (receiver.id,)
+        ):
+            return True
+        return None
+    return False if isinstance(func, ast.Name) and func.id == name else None
 
 
 def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:

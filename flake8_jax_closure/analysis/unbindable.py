@@ -15,7 +15,8 @@ from .compiled import CompiledFunction, Form
 
 def cannot_bind(site: CompiledFunction, call: ast.Call, method: bool) -> bool:
     """Whether ``call`` of the compiled object of ``site`` always raises ``TypeError`` for its
-    arguments. ``method``: the call is ``obj.name(...)`` of a method, which binds ``self``."""
+    arguments. ``method``: the call binds the object it is made on as the first parameter
+    (``self.apply(x)`` of a compiled method or class attribute)."""
     if not _plain_signature(site):
         return False
     if any(isinstance(a, ast.Starred) for a in call.args) or any(

@@ -274,6 +274,14 @@ class FixPlanner:
             plan_bound_method(fix, first, self.facts, self.names)
         elif first.site_scope.kind is ScopeKind.CLASS:
             fix.method_self = method_self_name(first.scope)
+            if fix.method_self not in (None, "self"):
+                # ``@jax.jit def scaled(x)`` in a class used as a namespace, called as
+                # ``Ops.scaled(x)``: nothing binds its first parameter, so a wrapper calling
+                # ``x._scaled_compiled(...)`` would call a method of the argument.
+                raise NoFix(
+                    f"the compiled function's first parameter '{fix.method_self}' is not "
+                    "'self': called through its class, it is no object to pass values through"
+                )
         self.site_checker.check(fix, sites)
         self.use_planner.plan_names(fix, sites)
         self.site_checker.name_passed_sites(fix, sites)

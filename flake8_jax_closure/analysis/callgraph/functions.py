@@ -138,10 +138,11 @@ class FunctionUses:
                 uses.events.extend(self.holders.ref_use(ref))
         if name == "__call__":
             uses.events.extend(self.instance_calls(cls))
-        # A ``getattr`` with a computed name may reach the method, but it does not name it:
-        # outside code calling it by its name is still the only caller the module shows
-        # (``str(getattr(self.config, field))`` in ``__str__`` names no method).
-        named = [r for r in refs if r.attr != "*"]
+        # A ``getattr`` with a computed name that only looks at what it takes does not name
+        # the method: outside code calling it by its name is still the only caller the module
+        # shows (``str(getattr(self.config, field))`` in ``__str__``). One whose result is
+        # called (``getattr(self, "make_" + kind)()``) is a call the module shows.
+        named = [r for r in refs if r.attr != "*" or r.called]
         unnamed = not named and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True

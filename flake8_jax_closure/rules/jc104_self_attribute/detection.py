@@ -52,7 +52,6 @@ from ...analysis.facts.model import (
     ScopeKind,
     paths_overlap,
 )
-from ...analysis.facts.mutating import MUTATING_METHODS_RETURNING_NONE
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
@@ -459,26 +458,20 @@ class MethodCaptureAnalysis:
         return False
 
     def _written_into(self, read: Read) -> bool:
-        """``self.queue[key] = x``, ``del self.queue[key]``, ``self.config.lr = v`` or
-        ``self.log.append(x)`` as a statement: the code writes into what the attribute holds,
-        and reads no value from it. Made while JAX traces, such a write is trace-time state
-        (as ``seen.append(x)`` in a closure): nothing of the container reaches the result."""
+        """``self.queue[key] = x``, ``del self.queue[key]`` or ``self.config.lr = v``: the code
+        stores into what the attribute holds, and reads no value from it. Made while JAX
+        traces, such a store is trace-time state (as ``seen[key] = x`` in a closure): nothing
+        of the container reaches the result. A method called on it (``self.log.append(x)``,
+        ``self.clip.update(g, out)``, ``self.rng.shuffle(perm)``) may read it: a read."""
         attribute = self.facts.parent(read.node)
         if not isinstance(attribute, ast.Attribute) or attribute.value is not read.node:
             return False
         parent = self.facts.parent(attribute)
         if not isinstance(parent, (ast.Subscript, ast.Attribute)) or parent.value is not attribute:
             return False
-        if isinstance(parent.ctx, (ast.Store, ast.Del)):
-            return not isinstance(self.facts.parent(parent), ast.AugAssign)
-        call = self.facts.parent(parent)
-        return (
-            isinstance(parent, ast.Attribute)
-            and isinstance(call, ast.Call)
-            and call.func is parent
-            and parent.attr in MUTATING_METHODS_RETURNING_NONE
-            and isinstance(self.facts.parent(call), ast.Expr)
-        )
+        if not isinstance(parent.ctx, (ast.Store, ast.Del)):
+            return False
+        return not isinstance(self.facts.parent(parent), ast.AugAssign)
 
     def _called_method(self, read: Read) -> str | None:
         """``helper`` for ``self.helper(...)`` or a property read ``self.helper``."""
