@@ -81,6 +81,11 @@ _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap
 _PARTIAL = frozenset({"functools.partial"})
 
 
+_COMPREHENSIONS = (
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension,
+)  # fmt: skip
+
+
 class Owner(enum.Enum):
     """Where a captured variable lives: what separates the rules on values."""
 
@@ -225,9 +230,9 @@ class CaptureAnalysis:
                 return isinstance(self.facts.parent(parent), ast.Expr) and not (
                     self.facts.bindings_of(owner, "print")
                 )
-            if isinstance(parent, (ast.Lambda, ast.NamedExpr, ast.Call)):
-                # Handed to another call first (``cfg.setdefault("scale", scale)``): it may
-                # keep the value where the result reads it.
+            if isinstance(parent, (ast.Lambda, ast.NamedExpr, ast.Call, *_COMPREHENSIONS)):
+                # Handed to another call first (``cfg.setdefault("scale", scale)``), or read
+                # by a comprehension, whose element may store it: it may reach the result.
                 return False
             node, parent = parent, self.facts.parent(parent)
         return False

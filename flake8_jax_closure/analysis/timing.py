@@ -38,6 +38,7 @@ from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
 from .reachable import cut_off
+from .receiver import method_self_name
 from .remade import arguments_remade
 from .shapes import Shape, call_shapes
 from .unbindable import cannot_bind
@@ -137,40 +138,45 @@ def _unbindable(graph: CallGraph, sites: list[CompiledFunction], event: Event) -
 def _binds_self(
     graph: CallGraph, site: CompiledFunction, call: ast.Call, driver: Scope
 ) -> bool | None:
-    """Whether the call passes ``self`` first, for the call shapes that plainly name the
-    compiled object: ``step(...)`` of a name bound outside a class (no); ``self.apply(...)``
-    in a method of the class whose body binds ``apply`` (yes: a class attribute binds as a
-    method); ``self.train_step(...)`` after ``self.train_step = jax.jit(train_step)`` (no: an
-    instance attribute does not bind). None for any other shape (``run(x)`` of
-    ``run = partial(step, w)``, ``Model.apply(m, x)``, ``Ops.scaled(x)``): not judged."""
+    """Whether the call passes ``self`` first (never, for the shapes judged), for the two call
+    shapes that plainly name the compiled object: ``step(...)`` of a name bound once outside a
+    class, and ``self.train_step(...)`` in a method of the class whose method stored
+    ``self.train_step = jax.jit(train_step)`` on its own ``self`` (an instance attribute,
+    stored nowhere else, does not bind). None for any other shape, which is not judged: a
+    class attribute or one stored on the class binds as a method, and may be shadowed on an
+    instance (``self.apply = partial(self.apply, temp=t)``); ``run = partial(step, w)``;
+    ``Model.apply(m, x)``, ``cls.scaled(x)``."""
     func = call.func
+    facts = graph.facts
     if site.form is Form.PASSED:
-        stored = graph.facts.parent(site.site)
-        if (
+        stored = facts.parent(site.site)
+        if not (
             isinstance(stored, ast.Assign)
             and len(stored.targets) == 1
-            and isinstance(stored.targets[0], ast.Attribute)
+            and isinstance(target := stored.targets[0], ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and method_self_name(site.site_scope) == target.value.id
             and isinstance(func, ast.Attribute)
-            and func.attr == stored.targets[0].attr
+            and func.attr == target.attr
+            and isinstance(func.value, ast.Name)
+            and driver.parent is site.site_scope.parent
+            and method_self_name(driver) == func.value.id
+            and len(facts.attribute_changes(target.attr)) == 1
         ):
-            return False
-        return None
+            return None
+        return False
     name = site.bound_name
-    if name is None:
+    if name is None or site.site_scope.kind is ScopeKind.CLASS:
         return None
-    if site.site_scope.kind is ScopeKind.CLASS:
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr == name
-            and isinstance(receiver, ast.Name)
-            and driver.kind is ScopeKind.FUNCTION
-            and driver.parent is site.site_scope
-            and driver.params[:1] == (receiver.id,)
-        ):
-            return True
+    if not isinstance(func, ast.Name) or func.id != name:
         return None
-    return False if isinstance(func, ast.Name) and func.id == name else None
+    binder = facts.resolve(driver, name)
+    if (
+        binder is not facts.resolve(site.site_scope, name)
+        or len(facts.bindings_of(binder, name)) != 1
+    ):
+        return None
+    return False
 
 
 def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:

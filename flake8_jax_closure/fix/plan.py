@@ -274,13 +274,13 @@ class FixPlanner:
             plan_bound_method(fix, first, self.facts, self.names)
         elif first.site_scope.kind is ScopeKind.CLASS:
             fix.method_self = method_self_name(first.scope)
-            if fix.method_self not in (None, "self"):
+            if fix.method_self not in (None, "self") and self._through_class(first):
                 # ``@jax.jit def scaled(x)`` in a class used as a namespace, called as
                 # ``Ops.scaled(x)``: nothing binds its first parameter, so a wrapper calling
                 # ``x._scaled_compiled(...)`` would call a method of the argument.
                 raise NoFix(
                     f"the compiled function's first parameter '{fix.method_self}' is not "
-                    "'self': called through its class, it is no object to pass values through"
+                    "'self', and it is called through its class: nothing binds it"
                 )
         self.site_checker.check(fix, sites)
         self.use_planner.plan_names(fix, sites)
@@ -295,6 +295,24 @@ class FixPlanner:
             for site, plan in zip(sites, fix.sites, strict=True):
                 plan_mapped(fix, site, plan, self.facts, self.source)
         return fix
+
+    def _through_class(self, site: CompiledFunction) -> bool:
+        """Whether the module reaches the compiled function through its class (``Ops.scaled``,
+        ``cls.scaled`` in a classmethod), where no instance is bound to its first parameter."""
+        cls = site.site_scope
+        for ref in self.facts.attribute_refs(site.name):
+            base = ref.base
+            if not isinstance(base, ast.Name):
+                continue
+            if base.id == cls.name and self.facts.resolve(ref.scope, base.id) is cls.parent:
+                return True
+            method = ref.scope.function()
+            decorators = getattr(method.node, "decorator_list", [])
+            if method.params[:1] == (base.id,) and any(
+                isinstance(d, ast.Name) and d.id == "classmethod" for d in decorators
+            ):
+                return True
+        return False
 
     def _plan_captures(
         self, fix: FunctionFix, captures: Sequence[StaleCapture], sites: list[CompiledFunction]

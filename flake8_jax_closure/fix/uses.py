@@ -41,7 +41,7 @@ class UsePlanner:
             return
         definition_scope = self.facts.scope_of(function).parent
         assert definition_scope is not None
-        fix.raw_name = self.names.fresh(f"_{function.name}_impl", definition_scope)
+        fix.raw_name = self.names.fresh(f"_{function.name.strip('_')}_impl", definition_scope)
         compile_arguments = {
             id(a) for s in sites if isinstance(s.site, ast.Call) for a in s.site.args
         }
