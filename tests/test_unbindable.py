@@ -71,3 +71,9 @@ def test_a_signature_another_decorator_may_change_is_not_judged() -> None:
     definition = "@jax.jit\n@register\ndef step(w):\n    return w\n"
     assert not _judge(definition, "step(w, 1, 2)")
     assert not _judge("fast = jax.jit(partial(step, 1))\ndef step(a, w):\n    return w\n", "fast()")
+
+
+def test_positional_only_parameters() -> None:
+    definition = "@jax.jit\ndef step(w, /, batch, **rest):\n    return w\n"
+    assert not _judge(definition, "step(w, b, w=1)")  # 'w' by keyword goes into **rest
+    assert _judge(definition, "step(batch=b)")  # 'w' is missing

@@ -3,14 +3,18 @@
 ``step(w, batch=b, lr=0.1)`` of ``def step(w, batch)`` raises ``TypeError`` before JAX traces
 anything (``jax.jit`` binds the arguments to the Python function's signature first): such a
 call neither traces nor reuses a trace. Only what the code shows is judged: a call that
-unpacks ``*args`` or ``**kwargs``, or a function that takes them, binds as far as we know.
+unpacks ``*args`` or ``**kwargs`` binds as far as we know. The binding itself is Python's own,
+``inspect.Signature.bind``, on a signature built from the ``def``.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 
 from .compiled import CompiledFunction, Form
+
+_ANY = object()  # an argument whose value does not matter to binding
 
 
 def cannot_bind(site: CompiledFunction, call: ast.Call, method: bool) -> bool:
@@ -23,32 +27,38 @@ def cannot_bind(site: CompiledFunction, call: ast.Call, method: bool) -> bool:
         k.arg is None for k in call.keywords
     ):
         return False
-    arguments = site.function.args
-    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    if method:
-        if not positional:
-            return False
-        positional = positional[1:]
-    by_keyword = {a.arg for a in arguments.args if a.arg in positional} | {
-        a.arg for a in arguments.kwonlyargs
-    }
-    if len(call.args) > len(positional) and arguments.vararg is None:
+    signature = _signature(site.function.args)
+    positional = [_ANY] * (len(call.args) + (1 if method else 0))
+    keywords = {k.arg: _ANY for k in call.keywords if k.arg is not None}
+    try:
+        signature.bind(*positional, **keywords)
+    except TypeError:
         return True
-    filled = set(positional[: len(call.args)])
-    for keyword in call.keywords:
-        assert keyword.arg is not None
-        if keyword.arg in filled:
-            return True  # ``got multiple values for argument``
-        if keyword.arg not in by_keyword and arguments.kwarg is None:
-            return True  # ``got an unexpected keyword argument``
-        filled.add(keyword.arg)
-    required = positional[: len(positional) - len(arguments.defaults)]
-    required_keywords = [
-        a.arg
-        for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-        if default is None
+    return False
+
+
+def _signature(arguments: ast.arguments) -> inspect.Signature:
+    """The ``def``'s signature, defaults standing for themselves."""
+    kind = inspect.Parameter
+    ordered = [*arguments.posonlyargs, *arguments.args]
+    first_default = len(ordered) - len(arguments.defaults)
+    parameters = [
+        kind(
+            a.arg,
+            kind.POSITIONAL_ONLY if i < len(arguments.posonlyargs) else kind.POSITIONAL_OR_KEYWORD,
+            default=_ANY if i >= first_default else kind.empty,
+        )
+        for i, a in enumerate(ordered)
     ]
-    return any(name not in filled for name in (*required, *required_keywords))
+    if arguments.vararg is not None:
+        parameters.append(kind(arguments.vararg.arg, kind.VAR_POSITIONAL))
+    parameters += [
+        kind(a.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else _ANY)
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    ]
+    if arguments.kwarg is not None:
+        parameters.append(kind(arguments.kwarg.arg, kind.VAR_KEYWORD))
+    return inspect.Signature(parameters)
 
 
 def _plain_signature(site: CompiledFunction) -> bool:
