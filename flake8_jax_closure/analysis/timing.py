@@ -162,6 +162,8 @@ def _binds_self(
             and driver.parent is site.site_scope.parent
             and method_self_name(driver) == func.value.id
             and len(facts.attribute_changes(target.attr)) == 1
+            and _one_definition(graph, site)
+            and not _sets_attributes_by_name(facts.tree)
         ):
             return None
         return False
@@ -176,6 +178,38 @@ def _binds_self(
         or len(facts.bindings_of(binder, name)) != 1
     ):
         return None
+    return False if _one_definition(graph, site) else None
+
+
+def _one_definition(graph: CallGraph, site: CompiledFunction) -> bool:
+    """The compiled function is the only one its name can hold where it is compiled: a
+    decorated ``def``, a lambda, or ``jax.jit(update)`` of a name bound once (not ``def update``
+    in both branches of an ``if``, where the call may be meant for the other)."""
+    if site.form is Form.DECORATOR:
+        return True
+    call = site.site
+    if not isinstance(call, ast.Call) or not call.args:
+        return False
+    argument = call.args[0]
+    if not isinstance(argument, ast.Name):
+        return isinstance(argument, ast.Lambda)
+    owner = graph.facts.resolve(site.site_scope, argument.id)
+    return len(graph.facts.bindings_of(owner, argument.id)) == 1
+
+
+def _sets_attributes_by_name(tree: ast.AST) -> bool:
+    """``setattr(obj, name, value)`` with a computed name, or ``obj.__dict__`` used: the
+    module may replace any attribute, whatever ``attribute_changes`` lists."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))
+        ):
+            return True
     return False
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.compiled import CompiledFunction, Form
-from ..analysis.facts.model import Read
+from ..analysis.facts.model import BindingKind, Read
 from ..analysis.facts.queries import Facts
 from ..analysis.names import PASSTHROUGH_TRANSFORMS
 from ..positions import SourceLines
@@ -41,6 +41,14 @@ class UsePlanner:
             return
         definition_scope = self.facts.scope_of(function).parent
         assert definition_scope is not None
+        bindings = self.facts.bindings_of(definition_scope, function.name)
+        if sum(b.kind is BindingKind.DEF for b in bindings) > 1:
+            # ``def update`` in both branches of an ``if``: renaming one leaves the compile call
+            # reading a name the other branch never binds (``f = jax.jit(f)`` is no other def).
+            raise NoFix(
+                f"'{function.name}' has more than one def in its scope; the fix cannot tell which "
+                "one the compile call takes"
+            )
         fix.raw_name = self.names.fresh(f"_{function.name.strip('_')}_impl", definition_scope)
         compile_arguments = {
             id(a) for s in sites if isinstance(s.site, ast.Call) for a in s.site.args

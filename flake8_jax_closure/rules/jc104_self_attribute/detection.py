@@ -882,7 +882,9 @@ def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | Non
 
 def _beside(mutation: Mutation, reads: list[Read]) -> bool:
     """Every read is of the attribute itself (not through a method), at a path the mutation
-    cannot change."""
+    cannot change. Not a deletion: ``del self.schedule[0]`` shifts every later item."""
+    if mutation.description.endswith("deleted"):
+        return False
     return all(len(read.path) > 1 and not paths_overlap(mutation.path, read.path) for read in reads)
 
 
