@@ -190,6 +190,20 @@ def test_in_file_order_the_same_cells_are_clean() -> None:
     assert check_source(in_order.module, Settings()) == []
 
 
+@pytest.mark.parametrize("counts", [(0, 0, 0, 0), (1, 2, 0, 0), (1, 0, 0, 2)])
+def test_a_count_of_zero_is_no_run(counts: tuple[int, ...]) -> None:
+    """Jupyter numbers runs from 1; some tools save 0 for a cell that did not run. Read as a
+    run, 0 would put those cells first (``def model`` of a later cell before the calls)."""
+    raw = (FIXTURES / "JC102" / "notebook_executed_order.ipynb").read_text(encoding="utf-8")
+    data = json.loads(raw)
+    code_cells = [cell for cell in data["cells"] if cell["cell_type"] == "code"]
+    for cell, count in zip(code_cells, counts, strict=True):
+        cell["execution_count"] = count
+    in_order = read_notebook(decode(json.dumps(data).encode(), "nb.ipynb"))
+    assert not in_order.cell_map.executed_order
+    assert check_source(in_order.module, Settings()) == []
+
+
 def test_folders_are_walked_for_notebooks_and_exclusion_applies(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     shutil.copyfile(GLOBAL, tmp_path / "pkg" / "nb.ipynb")

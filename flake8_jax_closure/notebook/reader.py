@@ -15,7 +15,8 @@ A notebook without code cells is an empty module: clean.
 
 Execution order: when the saved ``execution_count`` values show that the cells ran in another
 order than they stand (a count lower than one above it), the module holds the cells in the
-order they ran, the cells without a count after them, in the file's order. A notebook's state
+order they ran, the cells without a count (or with 0: Jupyter numbers runs from 1) after
+them, in the file's order. A notebook's state
 is what ran; a finding then says ``in executed order``.
 """
 
@@ -132,11 +133,13 @@ def _cell_source(cell: object, number: int, path: str) -> tuple[str, bool] | Non
 
 
 def _execution_order(counts: list[object]) -> list[int] | None:
-    """Positions of the code cells in the order they ran, when that is not the file's order."""
+    """Positions of the code cells in the order they ran, when that is not the file's order.
+    Jupyter numbers runs from 1: a saved 0 (some tools write it for a cell that did not run)
+    is no run, as ``null`` is not."""
     numbered = [
         (count, position)
         for position, count in enumerate(counts)
-        if isinstance(count, int) and not isinstance(count, bool)
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0
     ]
     if all(a[0] <= b[0] for a, b in zip(numbered, numbered[1:], strict=False)):
         return None
