@@ -71,7 +71,7 @@ def _opcodes(
             codes.append(code)
 
     i = j = 0
-    for first, last, count in _widened(regions, len(old)):
+    for first, last, count in _widened(_joined(regions), len(old)):
         start = first - 1
         add(("equal", i, start, j, j + start - i))
         j += start - i
@@ -82,6 +82,27 @@ def _opcodes(
         i, j = last, j + count
     add(("equal", i, len(old), j, len(new)))
     return codes
+
+
+def _joined(
+    regions: Iterable[tuple[int, int, int]], gap: int = 12, most: int = 200
+) -> Iterator[tuple[int, int, int]]:
+    """Regions with at most ``gap`` unchanged lines between them, as one region: compared
+    apart, a line one fix moved next to another's (``def unroll`` kept below a new helper)
+    cannot line up across the two, and the hunk grows past difflib's. A joined region stops
+    growing at ``most`` old lines, so that a file of many close fixes is still compared in
+    pieces of bounded size (the time stays linear in the file)."""
+    pending: tuple[int, int, int] | None = None
+    for first, last, count in regions:
+        if pending is not None and first - pending[1] - 1 <= gap and pending[1] - pending[0] < most:
+            between = first - pending[1] - 1
+            pending = (pending[0], last, pending[2] + between + count)
+            continue
+        if pending is not None:
+            yield pending
+        pending = (first, last, count)
+    if pending is not None:
+        yield pending
 
 
 def _widened(

@@ -96,3 +96,16 @@ def test_node_ranges_are_libcsts_positions() -> None:
         for node, where in expected.items():
             start, end = where.start, where.end
             assert ranges[node] == ((start.line, start.column), (end.line, end.column))
+
+
+def test_close_regions_are_compared_together() -> None:
+    """A fix that keeps ``def unroll`` below a new helper, and a second fix two lines on:
+    compared apart, the kept line cannot line up across the two regions."""
+    old = ["a\n", "def unroll():\n", "    old\n", "\n", "x = jit(unroll)\n", "z\n"]
+    new = [
+        "a\n", "def impl():\n", "    new\n", "\n", "c = jit(impl)\n", "\n",
+        "def unroll():\n", "    call\n", "\n", "x = unroll\n", "z\n",
+    ]  # fmt: skip
+    regions = [(2, 3, 2), (5, 5, 6)]
+    expected = "".join(difflib.unified_diff(old, new, "a", "b"))
+    assert unified_diff(old, new, regions, "a", "b") == expected
