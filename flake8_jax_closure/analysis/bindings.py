@@ -339,6 +339,8 @@ def hands_through(
     step returns the one its input held."""
     if not fields or not set(fields) <= _FUNCTION_FIELDS or not isinstance(value, ast.Call):
         return False
+    if _own_method_keeping(value, record, fields, facts):
+        return True
     for argument in (*value.args, *(keyword.value for keyword in value.keywords)):
         if _holds(argument, record):
             return True
@@ -353,6 +355,42 @@ def hands_through(
             latest = max(earlier, key=lambda b: b.at) if earlier else None
             if latest is not None and latest.value is not None and _holds(latest.value, record):
                 return True
+    return False
+
+
+def _own_method_keeping(
+    call: ast.Call, record: ast.expr, fields: list[str], facts: Facts | None
+) -> bool:
+    """``state = state.ema_update(step)``: a method of the record called on it hands the
+    record through as a call given it does, unless the call or a method of that name in the
+    module sets one of the fields (``apply_fn=new_fn``, ``self.apply_fn = fn``)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and _same_reference(func.value, record)):
+        return False
+    if any(keyword.arg is None or keyword.arg in fields for keyword in call.keywords):
+        return False
+    if facts is None:
+        return True
+    for node in ast.walk(facts.tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == func.attr
+            and _sets_field(node, fields)
+        ):
+            return False
+    return True
+
+
+def _sets_field(function: ast.AST, fields: list[str]) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.keyword) and (node.arg is None or node.arg in fields):
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in fields
+            and isinstance(node.ctx, ast.Store)
+        ):
+            return True
     return False
 
 

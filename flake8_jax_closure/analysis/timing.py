@@ -586,9 +586,52 @@ def _next_run(graph: CallGraph, driver: Scope) -> str | None:
         if _loops_again(graph, run):
             line = run.loops[-1].lineno  # type: ignore[attr-defined]
             return f"next call of '{driver.name}()' in the loop at line {line}"
+    runs = _one_per_object(graph, runs)
     if len(runs) > 1:
         return f"next call of '{driver.name}()' at line {runs[1].at[0]}"
     return None
+
+
+def _one_per_object(graph: CallGraph, runs: list[Event]) -> list[Event]:
+    """The runs, less those in a method that overrides, or is overridden by, the method of an
+    earlier run: for one object only one of the two runs (``Evaluator.run_evaluation`` and
+    ``Attacked.run_evaluation`` each calling ``self._run_evaluation()`` once), unless the
+    override calls the other through ``super()``."""
+    kept: list[Event] = []
+    for run in runs:
+        if not any(_alternatives(graph, earlier.driver, run.driver) for earlier in kept):
+            kept.append(run)
+    return kept
+
+
+def _alternatives(graph: CallGraph, first: Scope, second: Scope) -> bool:
+    first_class, second_class = first.parent, second.parent
+    if (
+        first is second
+        or first.name != second.name
+        or first_class is None
+        or second_class is None
+        or first_class is second_class
+        or first_class.kind is not ScopeKind.CLASS
+        or second_class.kind is not ScopeKind.CLASS
+        or not graph.related(first_class, second_class)
+    ):
+        return False
+    return not (_calls_super(first) or _calls_super(second))
+
+
+def _calls_super(method: Scope) -> bool:
+    """``super().<name>(...)`` in the method's own body: it runs the method it overrides."""
+    for node in ast.walk(method.node):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == method.name
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "super"
+        ):
+            return True
+    return False
 
 
 def _hazard(uses: Reach, change: Reach, handed_on: tuple[Event, ...] = ()) -> StalePath:

@@ -73,8 +73,19 @@ class ObjectClasses:
             return True
         known = self.object_class(ref.scope, base.id, ref.start)
         if known is None:
-            return not self._library_object(ref.scope, base.id)
+            return not (
+                self._module(ref.scope, base.id) or self._library_object(ref.scope, base.id)
+            )
         return self.related(known, cls)
+
+    def _module(self, scope: Scope, name: str) -> bool:
+        """``name`` is bound only by ``import x`` or ``import x.y as name``: a module, whose
+        members (``getattr(jnp, dtype_name)``, ``np.sum``) are never a class's methods."""
+        facts = self.facts
+        bindings = facts.bindings_of(facts.resolve(scope, name), name)
+        return bool(bindings) and all(
+            b.kind is BindingKind.IMPORT and isinstance(b.node, ast.Import) for b in bindings
+        )
 
     def _library_object(self, scope: Scope, name: str) -> bool:
         """``name`` holds only objects a library makes for itself (``t`` of ``with
