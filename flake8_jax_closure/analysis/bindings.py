@@ -176,6 +176,34 @@ def holds_value(facts: Facts, bindings: list[Binding]) -> bool:
     )
 
 
+# Packages whose members, and their members' members, are modules, functions and classes:
+# ``flax.core.pop(variables, "params")`` is flax's function returning a copy, not
+# ``dict.pop`` on a value the package holds.
+_FUNCTIONAL_PACKAGES = frozenset(
+    {"jax", "flax", "numpy", "optax", "equinox", "haiku", "chex", "scipy", "math", "numpyro"}
+)
+
+
+def library_function_call(bindings: list[Binding], mutation: Mutation) -> bool:
+    """``flax.core.pop(x, key)``: the change a mutating method's name suggests (``.pop()``,
+    ``.update()``) is a call of a function of a package whose members are modules and
+    functions, when every binding of the name imports such a package. Not through a
+    package's ``config``, an object whose ``update`` changes settings a trace may have read
+    (``jax.config.update("jax_debug_nans", True)``, also after ``from jax import config``)."""
+    return (
+        mutation.description.startswith("'.")
+        and ".config" not in mutation.path
+        and bool(bindings)
+        and all(
+            b.kind is BindingKind.IMPORT
+            and b.imported is not None
+            and b.imported.split(".")[0] in _FUNCTIONAL_PACKAGES
+            and "config" not in b.imported.split(".")[1:]
+            for b in bindings
+        )
+    )
+
+
 def names_module(facts: Facts, bindings: list[Binding]) -> bool:
     """Whether every binding of the variable is a module."""
     return bool(bindings) and all(
@@ -361,37 +389,46 @@ def hands_through(
 def _own_method_keeping(
     call: ast.Call, record: ast.expr, fields: list[str], facts: Facts | None
 ) -> bool:
-    """``state = state.ema_update(step)``: a method of the record called on it hands the
-    record through as a call given it does, unless the call or a method of that name in the
-    module sets one of the fields (``apply_fn=new_fn``, ``self.apply_fn = fn``)."""
+    """``state = state.ema_update(step)``: a method of the record's class, defined in this
+    module, whose every ``return`` rebuilds the record with ``self.replace(...)`` (or
+    ``self.apply_gradients(...)``) naming none of the fields, hands the function through as a
+    rebuild does. Not a method that returns another call (``self.swap_model(fn)``), builds the
+    record by position (``State(fn, self.params)``), or is defined elsewhere."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and _same_reference(func.value, record)):
+    if facts is None or not (
+        isinstance(func, ast.Attribute) and _same_reference(func.value, record)
+    ):
         return False
     if any(keyword.arg is None or keyword.arg in fields for keyword in call.keywords):
         return False
-    if facts is None:
-        return True
-    for node in ast.walk(facts.tree):
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.name == func.attr
-            and _sets_field(node, fields)
-        ):
-            return False
-    return True
+    methods = [
+        node
+        for cls in ast.walk(facts.tree)
+        if isinstance(cls, ast.ClassDef)
+        for node in cls.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.attr
+    ]
+    return len(methods) == 1 and _rebuilds_self_keeping(methods[0], fields)
 
 
-def _sets_field(function: ast.AST, fields: list[str]) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, ast.keyword) and (node.arg is None or node.arg in fields):
-            return True
+def _rebuilds_self_keeping(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, fields: list[str]
+) -> bool:
+    arguments = method.args.posonlyargs + method.args.args
+    if not arguments:
+        return False
+    self_name = ast.Name(arguments[0].arg)
+    returns = [node for node in ast.walk(method) if isinstance(node, ast.Return)]
+    if not returns:
+        return False
+    for node in ast.walk(method):
         if (
             isinstance(node, ast.Attribute)
             and node.attr in fields
             and isinstance(node.ctx, ast.Store)
         ):
-            return True
-    return False
+            return False
+    return all(rebuild_keeps_fields(r.value, self_name, fields) for r in returns)
 
 
 def _holds(expression: ast.expr, record: ast.expr) -> bool:

@@ -28,6 +28,7 @@ from .bindings import (
     holds_value,
     initial_bindings,
     keeps_fields_read,
+    library_function_call,
     module_path,
     names_module,
     same_import,
@@ -477,6 +478,7 @@ class CaptureAnalysis:
                 for m in facts.mutations_of(owner, name)
                 if m.path and any(p and paths_overlap(m.path, p) for p in paths)
                 and self._mutation_applies(m)
+                and not library_function_call(bindings, m)
             ]  # fmt: skip
         elif not holds_ref(facts, bindings) and holds_value(facts, bindings):
             classes = [facts.scope_of(b.node) for b in bindings if b.kind is BindingKind.CLASS]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .eager import runs_eagerly
@@ -63,6 +64,9 @@ class CompiledLife:
     # The compiled function's own ``def`` or ``lambda``, and the expression making the object.
     definition: ast.AST | None = None
     made: ast.AST | None = None
+    # The name the object is bound to where it is made (``def step`` decorated, ``step =
+    # jax.jit(...)``), if any.
+    bound_name: str | None = None
 
 
 def compiled_life(
@@ -117,6 +121,7 @@ def compiled_life(
         defined_loops,
         first.scope.node,
         first.site,
+        first.bound_name if len(sites) == 1 else None,
     )
 
 
@@ -213,11 +218,14 @@ def _sets_attributes_by_name(tree: ast.AST) -> bool:
     return False
 
 
-def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:
+def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event], name: str | None = None) -> bool:
     """Whether ``node`` runs in every pass of the loop in which the object is used: it sits in
     the loop's body, and every ``if``, ``try``, ``match`` or inner loop around it there also
     holds every use in the loop (``if spmd: def step...; step(x)``). Not so for
-    ``if step is None: def step...`` followed by ``step(x)``: defined once, used each pass."""
+    ``if step is None: def step...`` followed by ``step(x)``: defined once, used each pass.
+    With ``name``, the name the object is bound to: an ``if`` each of whose branches binds the
+    name anew (``if dim == 1: def lap... else: def lap...``) makes a new object for it in every
+    pass, whichever branch runs, so no later pass reaches this one's by the name."""
     lines = [u.at[0] for u in uses if loop in u.loops]
     statements: list[ast.stmt] = list(getattr(loop, "body", []))
     while True:
@@ -229,7 +237,12 @@ def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:
         if isinstance(holder, _BRANCHING):
             first, last = holder.lineno, holder.end_lineno or holder.lineno
             if not all(first <= line <= last for line in lines):
-                return False
+                return (
+                    name is not None
+                    and isinstance(holder, ast.If)
+                    and all(first > line or line > last for line in lines)
+                    and _binds_in_every_branch(holder, name)
+                )
         statements = [
             inner
             for field in ("body", "orelse", "handlers", "finalbody", "cases")
@@ -237,6 +250,31 @@ def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event]) -> bool:
             for inner in (child.body if isinstance(child, (ast.ExceptHandler, ast.match_case))
                           else [child])
         ]  # fmt: skip
+
+
+def _binds_in_every_branch(branch: ast.If, name: str) -> bool:
+    """Every way through the ``if`` (its ``elif`` chain and ``else`` included) has a statement
+    of its own binding ``name`` to a new object: a ``def``, a ``class`` or ``name = lambda``
+    (not ``step = previous`` or ``step = cache[mode]``, which may be an earlier pass's)."""
+    if not branch.orelse:
+        return False
+    ways = [branch.body]
+    rest = branch.orelse
+    while len(rest) == 1 and isinstance(rest[0], ast.If):
+        if not rest[0].orelse:
+            return False
+        ways.append(rest[0].body)
+        rest = rest[0].orelse
+    ways.append(rest)
+    return all(any(_binds(statement, name) for statement in way) for way in ways)
+
+
+def _binds(statement: ast.stmt, name: str) -> bool:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return statement.name == name
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+        return any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
+    return False
 
 
 def _contains(statement: ast.stmt, node: ast.AST) -> bool:
@@ -458,7 +496,7 @@ def stale_path(
         if here and _repeats(graph, event.driver, life):
             # The next run uses the object traced in this run, before or after the change.
             if varies or any(u.at < event.at for u in here):
-                next_run = _next_run(graph, event.driver)
+                next_run = _next_run(graph, event.driver, _per_object(life))
                 if next_run is not None:
                     use = min(here, key=_at)
                     # Run again by the code that calls it: that code shows it runs.
@@ -577,8 +615,22 @@ def _runs_here(graph: CallGraph, use: Event) -> bool:
     return isinstance(parent, ast.Call) and parent.func is not use.node
 
 
-def _next_run(graph: CallGraph, driver: Scope) -> str | None:
-    """Where the code runs ``driver`` again: a second call, or a call in a loop."""
+def _per_object(life: CompiledLife) -> bool:
+    """The compiled object is made by a constructor (``self.unroll = jax.jit(unroll)`` in
+    ``__init__``): each object calls its own, with its own traces."""
+    maker = life.maker
+    return (
+        maker is not None
+        and maker.name in CONSTRUCTORS
+        and maker.parent is not None
+        and maker.parent.kind is ScopeKind.CLASS
+    )
+
+
+def _next_run(graph: CallGraph, driver: Scope, per_object: bool = False) -> str | None:
+    """Where the code runs ``driver`` again: a second call, or a call in a loop. With
+    ``per_object`` (each object has its own compiled object), calls in a method and in its
+    override are one run per object (see ``_one_per_object``)."""
     runs = sorted(
         (e for e in graph.uses_of_function(driver).events if e.kind is EventKind.RUN), key=_at
     )
@@ -586,7 +638,8 @@ def _next_run(graph: CallGraph, driver: Scope) -> str | None:
         if _loops_again(graph, run):
             line = run.loops[-1].lineno  # type: ignore[attr-defined]
             return f"next call of '{driver.name}()' in the loop at line {line}"
-    runs = _one_per_object(graph, runs)
+    if per_object:
+        runs = _one_per_object(graph, runs)
     if len(runs) > 1:
         return f"next call of '{driver.name}()' at line {runs[1].at[0]}"
     return None
@@ -596,7 +649,9 @@ def _one_per_object(graph: CallGraph, runs: list[Event]) -> list[Event]:
     """The runs, less those in a method that overrides, or is overridden by, the method of an
     earlier run: for one object only one of the two runs (``Evaluator.run_evaluation`` and
     ``Attacked.run_evaluation`` each calling ``self._run_evaluation()`` once), unless the
-    override calls the other through ``super()``."""
+    override calls the other through ``super()``. Only for a compiled object each object
+    makes for itself: one shared by all objects (a module-level ``@jax.jit``) is traced by
+    one object's run and reused by another's."""
     kept: list[Event] = []
     for run in runs:
         if not any(_alternatives(graph, earlier.driver, run.driver) for earlier in kept):
@@ -789,17 +844,99 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
             and loop in life.made_loops
             and life.fresh
             and life.made is not None
-            and _every_pass(life.made, loop, uses)
+            and _every_pass(life.made, loop, uses, life.bound_name)
         )
         defined_here = (
             life.definer is change.driver
             and loop in life.defined_loops
             and life.definition is not None
-            and _every_pass(life.definition, loop, uses)
+            and _every_pass(life.definition, loop, uses, life.bound_name)
         )
-        if not (made_here or defined_here or _made_in_each_pass(loop, uses)):
+        if not (
+            made_here
+            or defined_here
+            or _made_in_each_pass(loop, uses)
+            or _made_again_after(change, life, uses)
+        ):
             return loop
     return None
+
+
+def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> bool:
+    """The change is followed, in its own block and before any use, by a statement making
+    the object anew (``opt_update = optimizers.adam(lr)`` then ``@jax.jit def update``): the
+    calls after the change are the new object's, traced with the new value, and the old
+    object is not called again."""
+    made = life.made
+    node = change.node
+    if not life.fresh or made is None or node is None or life.maker is not change.driver:
+        return False
+    statement, block = _statement_in_block(change.driver.node, node)
+    if statement is None:
+        return False
+    later = block[next(i for i, st in enumerate(block) if st is statement) + 1 :]
+    making = next((st for st in later if _contains_expression(st, made)), None)
+    if making is None or not _makes_here(making, made):
+        return False
+    between = later[: next(i for i, st in enumerate(later) if st is making)]
+    if not all(isinstance(st, _PLAIN_STATEMENTS) for st in between):
+        return False  # ``if skip: continue`` may leave the old object in place
+    name = life.bound_name
+    if name is None or not all(_calls_name(use, name) for use in uses):
+        return False  # the old object kept elsewhere (``warmup = warmup or update``)
+    made_at = min(
+        [(making.lineno, making.col_offset)]
+        + [(d.lineno, d.col_offset) for d in getattr(making, "decorator_list", [])]
+    )
+    return not any(change.at < use.at < made_at for use in uses)
+
+
+# Statements that run straight through: no branch, loop, ``continue`` or ``return``.
+_PLAIN_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
+
+
+def _calls_name(use: Event, name: str) -> bool:
+    """The use calls the object by the name it is bound to (``update(w)``), or runs a
+    function that does (``via``)."""
+    if use.via is not None:
+        return True
+    node = use.node
+    if isinstance(node, ast.Call):
+        node = node.func
+    return use.kind is EventKind.RUN and isinstance(node, ast.Name) and node.id == name
+
+
+def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, list[ast.stmt]]:
+    """The innermost statement holding ``node`` and the statement list it stands in."""
+    found: tuple[ast.stmt | None, list[ast.stmt]] = (None, [])
+    pending = [root]
+    while pending:
+        current = pending.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(current, field, []) or []:
+                if not isinstance(child, ast.stmt):
+                    pending.append(child)  # an ``except`` handler or a ``case``
+                    continue
+                if _contains(child, node):
+                    found = (child, getattr(current, field))
+                    pending.append(child)
+    return found
+
+
+def _makes_here(statement: ast.stmt, made: ast.AST) -> bool:
+    """The statement itself makes the object: a decorated ``def`` or ``name = jax.jit(...)``,
+    not an ``if``, a loop or a function body around the making."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return made is statement or any(
+            _contains_expression(decorator, made) for decorator in statement.decorator_list
+        )
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return statement.value is not None and _contains_expression(statement.value, made)
+    return False
+
+
+def _contains_expression(expression: ast.AST, node: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(expression))
 
 
 def _set_first_each_pass(

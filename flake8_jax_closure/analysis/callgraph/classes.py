@@ -79,12 +79,19 @@ class ObjectClasses:
         return self.related(known, cls)
 
     def _module(self, scope: Scope, name: str) -> bool:
-        """``name`` is bound only by ``import x`` or ``import x.y as name``: a module, whose
-        members (``getattr(jnp, dtype_name)``, ``np.sum``) are never a class's methods."""
+        """``name`` is bound only by ``import x`` or ``import x.y as name``, and the module
+        stores nothing into it (no ``hooks.on_epoch_end = trainer.decay``, no ``setattr``):
+        a module whose members (``getattr(jnp, dtype_name)``, ``np.sum``) are its own
+        functions and values, never a method of a class here."""
         facts = self.facts
-        bindings = facts.bindings_of(facts.resolve(scope, name), name)
-        return bool(bindings) and all(
-            b.kind is BindingKind.IMPORT and isinstance(b.node, ast.Import) for b in bindings
+        owner = facts.resolve(scope, name)
+        bindings = facts.bindings_of(owner, name)
+        return (
+            bool(bindings)
+            and all(
+                b.kind is BindingKind.IMPORT and isinstance(b.node, ast.Import) for b in bindings
+            )
+            and not facts.mutations_of(owner, name)
         )
 
     def _library_object(self, scope: Scope, name: str) -> bool:
