@@ -19,7 +19,7 @@ from .facts.model import (
 )
 from .facts.queries import Facts
 from .layout import LAYOUT_FIELDS, returns_from_arguments, stored_by, updated_at
-from .names import REF_CONSTRUCTORS
+from .names import FUNCTIONAL_PACKAGES, REF_CONSTRUCTORS
 
 
 def initial_bindings(bindings: list[Binding], owner: Scope) -> list[Binding]:
@@ -176,12 +176,23 @@ def holds_value(facts: Facts, bindings: list[Binding]) -> bool:
     )
 
 
-# Packages whose members, and their members' members, are modules, functions and classes:
-# ``flax.core.pop(variables, "params")`` is flax's function returning a copy, not
-# ``dict.pop`` on a value the package holds.
-_FUNCTIONAL_PACKAGES = frozenset(
-    {"jax", "flax", "numpy", "optax", "equinox", "haiku", "chex", "scipy", "math", "numpyro"}
+# Only names of methods that return what they take out (``dict.pop``): a package function of
+# that name returns a copy. A call returning nothing through a package changes its state
+# (``np.random.shuffle(order)`` advances NumPy's global generator).
+_VALUE_RETURNING_CALLS = frozenset(
+    f"'.{name}()' called" for name in ("pop", "popitem", "setdefault", "popleft")
 )
+
+
+def library_package(bindings: list[Binding]) -> bool:
+    """Every binding imports one of ``FUNCTIONAL_PACKAGES`` (not its ``config``)."""
+    return bool(bindings) and all(
+        b.kind is BindingKind.IMPORT
+        and b.imported is not None
+        and b.imported.split(".")[0] in FUNCTIONAL_PACKAGES
+        and "config" not in b.imported.split(".")[1:]
+        for b in bindings
+    )
 
 
 def library_function_call(bindings: list[Binding], mutation: Mutation) -> bool:
@@ -191,16 +202,9 @@ def library_function_call(bindings: list[Binding], mutation: Mutation) -> bool:
     package's ``config``, an object whose ``update`` changes settings a trace may have read
     (``jax.config.update("jax_debug_nans", True)``, also after ``from jax import config``)."""
     return (
-        mutation.description.startswith("'.")
+        mutation.description in _VALUE_RETURNING_CALLS
         and ".config" not in mutation.path
-        and bool(bindings)
-        and all(
-            b.kind is BindingKind.IMPORT
-            and b.imported is not None
-            and b.imported.split(".")[0] in _FUNCTIONAL_PACKAGES
-            and "config" not in b.imported.split(".")[1:]
-            for b in bindings
-        )
+        and library_package(bindings)
     )
 
 
@@ -389,11 +393,13 @@ def hands_through(
 def _own_method_keeping(
     call: ast.Call, record: ast.expr, fields: list[str], facts: Facts | None
 ) -> bool:
-    """``state = state.ema_update(step)``: a method of the record's class, defined in this
-    module, whose every ``return`` rebuilds the record with ``self.replace(...)`` (or
-    ``self.apply_gradients(...)``) naming none of the fields, hands the function through as a
-    rebuild does. Not a method that returns another call (``self.swap_model(fn)``), builds the
-    record by position (``State(fn, self.params)``), or is defined elsewhere."""
+    """``state = state.ema_update(step)``: a plain method of the record's class, defined once
+    in this module, whose body only binds locals and then returns ``self.replace(...)``
+    naming none of the fields, hands the function through as ``replace`` does. Not a method
+    that is decorated, returns another call (``self.swap_model(fn)``), builds the record by
+    position (``State(fn, self.params)``), rebinds ``self`` or sets attributes by name, is
+    bound again under another name (``finetune = swap_model``), or is defined elsewhere; nor
+    in a module whose classes define ``replace`` themselves."""
     func = call.func
     if facts is None or not (
         isinstance(func, ast.Attribute) and _same_reference(func.value, record)
@@ -401,34 +407,66 @@ def _own_method_keeping(
         return False
     if any(keyword.arg is None or keyword.arg in fields for keyword in call.keywords):
         return False
-    methods = [
-        node
-        for cls in ast.walk(facts.tree)
-        if isinstance(cls, ast.ClassDef)
-        for node in cls.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.attr
-    ]
-    return len(methods) == 1 and _rebuilds_self_keeping(methods[0], fields)
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for cls in ast.walk(facts.tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name == "replace":
+                    return False  # ``replace`` itself may set anything
+                if node.name == func.attr:
+                    methods.append(node)
+            elif _binds_name(node, func.attr):
+                return False  # ``finetune = swap_model``
+    return len(methods) == 1 and _returns_self_replaced(methods[0], fields)
 
 
-def _rebuilds_self_keeping(
+def _binds_name(statement: ast.stmt, name: str) -> bool:
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+
+def _returns_self_replaced(
     method: ast.FunctionDef | ast.AsyncFunctionDef, fields: list[str]
 ) -> bool:
+    """No decorators; a body of docstrings and assignments to plain local names (never
+    ``self``, no ``setattr``), ending in ``return self.replace(...)`` that keeps the fields."""
     arguments = method.args.posonlyargs + method.args.args
-    if not arguments:
+    if method.decorator_list or not arguments or not method.body:
         return False
-    self_name = ast.Name(arguments[0].arg)
-    returns = [node for node in ast.walk(method) if isinstance(node, ast.Return)]
-    if not returns:
-        return False
-    for node in ast.walk(method):
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr in fields
-            and isinstance(node.ctx, ast.Store)
+    self_name = arguments[0].arg
+    *before, last = method.body
+    for statement in before:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if not (
+            isinstance(statement, ast.Assign)
+            and all(isinstance(t, ast.Name) and t.id != self_name for t in statement.targets)
         ):
             return False
-    return all(rebuild_keeps_fields(r.value, self_name, fields) for r in returns)
+        if any(
+            isinstance(node, ast.Call) and _word(node.func) in ("setattr", "__setattr__")
+            for node in ast.walk(statement.value)
+        ):
+            return False
+    value = last.value if isinstance(last, ast.Return) else None
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "replace"
+        and rebuild_keeps_fields(value, ast.Name(self_name), fields)
+    )
+
+
+def _word(expr: ast.expr) -> str:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _holds(expression: ast.expr, record: ast.expr) -> bool:

@@ -76,3 +76,11 @@ def last_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return expr.id if isinstance(expr, ast.Name) else None
+
+
+# Packages whose members, and their members' members, are modules, functions and classes:
+# ``flax.core.pop(variables, "params")`` is flax's function returning a copy, not
+# ``dict.pop`` on a value the package holds.
+FUNCTIONAL_PACKAGES = frozenset(
+    {"jax", "flax", "numpy", "optax", "equinox", "haiku", "chex", "scipy", "math", "numpyro"}
+)

@@ -225,7 +225,8 @@ def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event], name: str | Non
     ``if step is None: def step...`` followed by ``step(x)``: defined once, used each pass.
     With ``name``, the name the object is bound to: an ``if`` each of whose branches binds the
     name anew (``if dim == 1: def lap... else: def lap...``) makes a new object for it in every
-    pass, whichever branch runs, so no later pass reaches this one's by the name."""
+    pass, whichever branch runs, so no later pass reaches this one's by the name, when every
+    use calls it by that name (not ``first = first or step``, which keeps an earlier one)."""
     lines = [u.at[0] for u in uses if loop in u.loops]
     statements: list[ast.stmt] = list(getattr(loop, "body", []))
     while True:
@@ -242,6 +243,7 @@ def _every_pass(node: ast.AST, loop: ast.AST, uses: list[Event], name: str | Non
                     and isinstance(holder, ast.If)
                     and all(first > line or line > last for line in lines)
                     and _binds_in_every_branch(holder, name)
+                    and all(_calls_name(u, name) for u in uses if loop in u.loops)
                 )
         statements = [
             inner
@@ -616,14 +618,17 @@ def _runs_here(graph: CallGraph, use: Event) -> bool:
 
 
 def _per_object(life: CompiledLife) -> bool:
-    """The compiled object is made by a constructor (``self.unroll = jax.jit(unroll)`` in
-    ``__init__``): each object calls its own, with its own traces."""
+    """The compiled object is made by a constructor from a function the constructor itself
+    defines (``def unroll...; self.unroll = jax.jit(unroll)`` in ``__init__``): each object
+    calls its own, with its own traces. Not ``jax.jit(score)`` of a module's function, whose
+    traces JAX keeps with the function, shared by every object."""
     maker = life.maker
     return (
         maker is not None
         and maker.name in CONSTRUCTORS
         and maker.parent is not None
         and maker.parent.kind is ScopeKind.CLASS
+        and life.definer is maker
     )
 
 
@@ -872,8 +877,8 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     if not life.fresh or made is None or node is None or life.maker is not change.driver:
         return False
     statement, block = _statement_in_block(change.driver.node, node)
-    if statement is None:
-        return False
+    if statement is None or _guarded(change.driver.node, statement):
+        return False  # a ``try`` or ``with`` may go on after a statement between them raises
     later = block[next(i for i, st in enumerate(block) if st is statement) + 1 :]
     making = next((st for st in later if _contains_expression(st, made)), None)
     if making is None or not _makes_here(making, made):
@@ -921,6 +926,16 @@ def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, 
                     found = (child, getattr(current, field))
                     pending.append(child)
     return found
+
+
+def _guarded(root: ast.AST, statement: ast.stmt) -> bool:
+    """The statement sits in a ``try`` or ``with`` block of ``root``."""
+    for node in ast.walk(root):
+        if isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)) and any(
+            inner is statement for inner in ast.walk(node)
+        ):
+            return True
+    return False
 
 
 def _makes_here(statement: ast.stmt, made: ast.AST) -> bool:

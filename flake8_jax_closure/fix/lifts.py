@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from ..analysis.bindings import library_package
 from ..analysis.captures import StaleCapture
 from ..analysis.compiled import CompiledFunction
 from ..analysis.facts.model import BindingKind, Read, Scope
@@ -56,6 +57,15 @@ class Lifter:
             read.path for read in capture.reads
         ):
             raise NoFix(f"'{capture.name}' names a module, function or class, not a value")
+        mutated = capture.mutation.path if capture.mutation is not None else ()
+        if len(mutated) == 1 and mutated[0] != ".config" and library_package(bindings):
+            # ``np.random`` advanced by ``np.random.shuffle``: a package's member is a module
+            # or a function, which no argument can carry (its ``config`` holds values).
+            package = bindings[0].imported or capture.name
+            raise NoFix(
+                f"'{capture.name}{mutated[0]}' is a member of the package '{package}', "
+                "a module or function, not a value"
+            )
         scope = facts.scope_of(capture.compiled.function)
         for inner in scope.walk():
             if capture.name in inner.declared_global | inner.declared_nonlocal:

@@ -7,6 +7,7 @@ import ast
 
 from ..facts.model import AttributeRef, Binding, BindingKind, Pos, Scope, ScopeKind
 from ..facts.queries import Facts
+from ..names import FUNCTIONAL_PACKAGES
 
 # Libraries whose calls make objects of their own classes (progress bars, optimisers, run
 # loggers, plots), never of a class the checked module defines: unlike ``copy.deepcopy(model)``
@@ -79,17 +80,23 @@ class ObjectClasses:
         return self.related(known, cls)
 
     def _module(self, scope: Scope, name: str) -> bool:
-        """``name`` is bound only by ``import x`` or ``import x.y as name``, and the module
-        stores nothing into it (no ``hooks.on_epoch_end = trainer.decay``, no ``setattr``):
-        a module whose members (``getattr(jnp, dtype_name)``, ``np.sum``) are its own
-        functions and values, never a method of a class here."""
+        """``name`` is bound only by ``import x`` or ``import x.y as name`` of a package of
+        functions (``jax.numpy``, ``numpy``: see ``FUNCTIONAL_PACKAGES``), and the module
+        stores nothing into it (no ``jnp.hook = trainer.decay``, no ``setattr``): its members
+        (``getattr(jnp, dtype_name)``, ``np.sum``) are its own functions and values, never a
+        method of a class here. Not one of the project's modules, nor ``__main__``, whose
+        globals may hold bound methods (``on_epoch_end = trainer.decay``)."""
         facts = self.facts
         owner = facts.resolve(scope, name)
         bindings = facts.bindings_of(owner, name)
         return (
             bool(bindings)
             and all(
-                b.kind is BindingKind.IMPORT and isinstance(b.node, ast.Import) for b in bindings
+                b.kind is BindingKind.IMPORT
+                and isinstance(b.node, ast.Import)
+                and b.imported is not None
+                and b.imported.split(".")[0] in FUNCTIONAL_PACKAGES
+                for b in bindings
             )
             and not facts.mutations_of(owner, name)
         )
