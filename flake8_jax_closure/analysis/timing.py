@@ -681,16 +681,19 @@ def _alternatives(graph: CallGraph, first: Scope, second: Scope) -> bool:
 
 
 def _calls_super(method: Scope) -> bool:
-    """``super().<name>(...)`` in the method's own body: it runs the method it overrides."""
+    """``super().<name>(...)``, or ``Base.<name>(self, ...)``, in the method's own body: it
+    runs the method it overrides."""
     for node in ast.walk(method.node):
+        if not (isinstance(node, ast.Attribute) and node.attr == method.name):
+            continue
         if (
-            isinstance(node, ast.Attribute)
-            and node.attr == method.name
-            and isinstance(node.value, ast.Call)
+            isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name)
             and node.value.func.id == "super"
         ):
             return True
+        if isinstance(node.value, ast.Name) and node.value.id != (method.params[:1] or ("",))[0]:
+            return True  # ``Evaluator.run_evaluation(self, logits)``
     return False
 
 
@@ -868,10 +871,10 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
 
 
 def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> bool:
-    """The change is followed, in its own block and before any use, by a statement making
-    the object anew (``opt_update = optimizers.adam(lr)`` then ``@jax.jit def update``): the
-    calls after the change are the new object's, traced with the new value, and the old
-    object is not called again."""
+    """The change is followed, in its own block and before any use, with nothing that can
+    raise between, by a statement making the object anew (``opt_update =
+    optimizers.adam(lr)`` then ``@jax.jit def update``): the calls after the change are the
+    new object's, traced with the new value, and the old object is not called again."""
     made = life.made
     node = change.node
     if not life.fresh or made is None or node is None or life.maker is not change.driver:
@@ -884,8 +887,8 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     if making is None or not _makes_here(making, made):
         return False
     between = later[: next(i for i, st in enumerate(later) if st is making)]
-    if not all(isinstance(st, _PLAIN_STATEMENTS) for st in between):
-        return False  # ``if skip: continue`` may leave the old object in place
+    if not all(_cannot_raise(st) for st in between):
+        return False  # ``if skip: continue``, or ``math.log(lr)`` raising to the caller
     name = life.bound_name
     if name is None or not all(_calls_name(use, name) for use in uses):
         return False  # the old object kept elsewhere (``warmup = warmup or update``)
@@ -896,8 +899,18 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     return not any(change.at < use.at < made_at for use in uses)
 
 
-# Statements that run straight through: no branch, loop, ``continue`` or ``return``.
-_PLAIN_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
+def _cannot_raise(statement: ast.stmt) -> bool:
+    """``pass``, a docstring, or a constant bound to a name: runs straight through, where a
+    branch may ``continue`` and any call may raise to a caller that goes on."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant)
+    return (
+        isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Constant)
+        and all(isinstance(t, ast.Name) for t in statement.targets)
+    )
 
 
 def _calls_name(use: Event, name: str) -> bool:

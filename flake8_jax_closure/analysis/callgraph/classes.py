@@ -75,9 +75,33 @@ class ObjectClasses:
         known = self.object_class(ref.scope, base.id, ref.start)
         if known is None:
             return not (
-                self._module(ref.scope, base.id) or self._library_object(ref.scope, base.id)
+                (self._module(ref.scope, base.id) and self._never_called(ref))
+                or self._library_object(ref.scope, base.id)
             )
         return self.related(known, cls)
+
+    def _never_called(self, ref: AttributeRef) -> bool:
+        """What the reference gives is never called: not at once, and not through the name or
+        attribute it is stored in (``mapped = getattr(tu, name); mapped(self.bump, w)`` may
+        call the method handed to it). ``self.dtype = getattr(jnp, name)`` only holds a
+        value."""
+        facts = self.facts
+        if ref.called:
+            return False
+        statement = facts.parent(ref.node)
+        if not isinstance(statement, ast.Assign) or statement.value is not ref.node:
+            return not isinstance(statement, ast.Call)  # handed to a call: it may call it
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                owner = facts.resolve(ref.scope, target.id)
+                if any(read.called for read in facts.reads_of(owner, target.id)):
+                    return False
+            elif isinstance(target, ast.Attribute):
+                if any(other.called for other in facts.attribute_refs(target.attr)):
+                    return False
+            else:
+                return False
+        return True
 
     def _module(self, scope: Scope, name: str) -> bool:
         """``name`` is bound only by ``import x`` or ``import x.y as name`` of a package of
