@@ -15,8 +15,9 @@ How, and why this way:
   Python function, that is when it traces; a call during which the probe did not run reused a
   trace. This is exact, where counting ``_cache_size()`` would miss traces that JAX keeps in its
   other caches (``lower``, nested calls). See ``probes`` and ``guarded``.
-- *What a trace read*: a ``sys.settrace`` function, set only while the probe runs, notes the
-  frames of user code the trace ran and their lines; the bytecode of each frame says which
+- *What a trace read*: a watch, on only while the probe runs, notes the frames of user code
+  the trace ran and their lines (``sys.monitoring`` events from CPython 3.12 on, see
+  ``monitor``; a ``sys.settrace`` function before); the bytecode of each frame says which
   globals, closure variables and attribute or item paths those lines read (``bytecode``,
   ``tracing``, ``resolve``). Frames tell exactly which helpers ran, with which ``self``;
   bytecode names the values exactly, for lambdas and notebook cells too. The linter's static

@@ -1,20 +1,20 @@
 """Watch a trace run and collect what it read from outside its arguments.
 
-While JAX runs the Python function to trace it (and only then), a ``sys.settrace`` function
-notes every frame of user code the trace enters (the compiled function, the helpers it calls,
-the bodies it hands to ``lax.scan``, ``fori_loop``, ``tree_map`` or ``vmap``, methods and
-properties of objects it uses) and the lines each frame ran. When the trace ends, the paths the
-bytecode of each frame reads on those lines (see ``bytecode``) are resolved against the frame's
-globals, its closure cells and its arguments (see ``resolve``), and become
-:class:`~.reads.Read` entries.
+While JAX runs the Python function to trace it (and only then), a watch notes every frame of
+user code the trace enters (the compiled function, the helpers it calls, the bodies it hands to
+``lax.scan``, ``fori_loop``, ``tree_map`` or ``vmap``, methods and properties of objects it
+uses) and the lines each frame ran. When the trace ends, the paths the bytecode of each frame
+reads on those lines (see ``bytecode``) are resolved against the frame's globals, its closure
+cells and its arguments (see ``resolve``), and become :class:`~.reads.Read` entries.
 
-Why a trace function: it sees exactly the functions that ran during this trace, nothing that
-merely could run, and it costs nothing outside traces. Library frames get no line events (which
-code is library code is decided once per code object), and the binds of JAX's own primitives,
-where no user code can run, turn the trace function off until they return (see ``binds``): so
-tracing stays within a small factor of its normal cost (see the benchmark). An active tracer (a
-debugger, coverage) keeps running: it is chained, and restored when the trace ends; binds then
-keep it too.
+Why a watch: it sees exactly the functions that ran during this trace, nothing that merely
+could run, and it costs nothing outside traces. From CPython 3.12 on the watch is
+``sys.monitoring`` events (see ``monitor``, and why). Up to 3.11 it is a ``sys.settrace``
+function: library frames get no line events (which code is library code is decided once per
+code object), and the binds of JAX's own primitives, where no user code can run, turn the trace
+function off until they return (see ``binds``), so tracing stays within a small factor of its
+normal cost (see the benchmark). An active tracer (a debugger, coverage) keeps running: it is
+chained, and restored when the trace ends; binds then keep it too.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 from .binds import keep_binds, skip_binds
 from .bytecode import GLOBAL, Path, PathRead, argument_names, code_reads
 from .library import is_user_code
+from .monitor import EnterFrame, LineHandler, Monitor, make_monitor
 from .reads import MISSING, Read, walk
 from .resolve import class_attribute, resolve_reads
 
@@ -71,23 +72,34 @@ class Visit:
         self.before: dict[Path, tuple[PathRead, Any]] = {}
         self._written: set[Path] = set()
 
-    def local_trace(self, frame: FrameType, event: str, arg: Any) -> TraceFunction:
-        if event == "line":
-            self.lines.add(frame.f_lineno)
-        return self.local_trace
+    def line_handler(self) -> LineHandler:
+        """What to do as this frame starts each line: note it, and for code that stores to a
+        path it reads, also the value of each such path before the line runs."""
+        return self.on_line_with_stores if code_reads(self.code).own_reads else self.on_line
 
-    def local_trace_with_stores(self, frame: FrameType, event: str, arg: Any) -> TraceFunction:
+    def on_line(self, frame: FrameType, line: int) -> None:
+        self.lines.add(line)
+
+    def on_line_with_stores(self, frame: FrameType, line: int) -> None:
+        self.lines.add(line)
+        facts = code_reads(self.code)
+        for path in facts.own_reads.get(line, ()):
+            key = (path.root_kind, path.root, path.steps)
+            if key not in self._written and key not in self.before:
+                self.before[key] = (path, _value_before(frame, path))
+        # Marked when the line starts: its reads come before its store (``n += 1``).
+        self._written |= facts.stores_by_line.get(line, frozenset())
+
+
+def _local_trace(on_line: LineHandler) -> TraceFunction:
+    """A ``sys.settrace`` local trace function that hands ``on_line`` each line event."""
+
+    def local_trace(frame: FrameType, event: str, arg: Any) -> TraceFunction:
         if event == "line":
-            line = frame.f_lineno
-            self.lines.add(line)
-            facts = code_reads(self.code)
-            for path in facts.own_reads.get(line, ()):
-                key = (path.root_kind, path.root, path.steps)
-                if key not in self._written and key not in self.before:
-                    self.before[key] = (path, _value_before(frame, path))
-            # Marked when the line starts: its reads come before its store (``n += 1``).
-            self._written |= facts.stores_by_line.get(line, frozenset())
-        return self.local_trace_with_stores
+            on_line(frame, frame.f_lineno)
+        return local_trace
+
+    return local_trace
 
 
 def _value_before(frame: FrameType, path: PathRead) -> Any:
@@ -119,6 +131,33 @@ class _Both:
 def _classify(code: CodeType) -> bool:
     user = _USER[code] = is_user_code(code)
     return user
+
+
+def _known_user(code: CodeType) -> bool:
+    user = _USER.get(code)
+    return _classify(code) if user is None else user
+
+
+def _entering() -> EnterFrame | None:
+    """How the current thread's innermost session takes a frame; None outside sessions."""
+    stack = getattr(_local, "sessions", None)
+    return stack[-1].enter_lines if stack else None
+
+
+_MONITORS: list[Monitor | None] = []
+
+
+def _monitor() -> Monitor | None:
+    """The ``sys.monitoring`` watch (see ``monitor``), made once; None before CPython 3.12,
+    where the watch is a ``sys.settrace`` function."""
+    if not _MONITORS:
+        with _MONITOR_LOCK:
+            if not _MONITORS:
+                _MONITORS.append(make_monitor(_known_user, _entering))
+    return _MONITORS[0]
+
+
+_MONITOR_LOCK = threading.Lock()
 
 
 def _global_trace(previous: TraceFunction | None) -> TraceFunction:
@@ -163,22 +202,31 @@ class Session:
         self.previous: Any = None  # the tracer that was set when the trace began
         self.watch: TraceFunction | None = None  # the trace function this session set
 
-    def enter(self, frame: FrameType) -> TraceFunction:
+    def visit(self, frame: FrameType) -> Visit:
+        """A frame of user code the trace entered."""
         visit = Visit(frame)
         self.visits.append(visit)
         self.by_frame[frame] = visit
-        if code_reads(frame.f_code).own_reads:
-            return visit.local_trace_with_stores
-        return visit.local_trace
+        return visit
+
+    def enter(self, frame: FrameType) -> TraceFunction:
+        return _local_trace(self.visit(frame).line_handler())
+
+    def enter_lines(self, frame: FrameType) -> LineHandler:
+        return self.visit(frame).line_handler()
 
     def __enter__(self) -> Session:
         stack = _sessions()
         if not stack:
-            self.previous = sys.gettrace()
-            self.watch = _global_trace(self.previous)
-            sys.settrace(self.watch)
-            if self.previous is None:
-                skip_binds(self.watch)
+            monitor = _monitor()
+            if monitor is not None:
+                monitor.open()
+            else:
+                self.previous = sys.gettrace()
+                self.watch = _global_trace(self.previous)
+                sys.settrace(self.watch)
+                if self.previous is None:
+                    skip_binds(self.watch)
         stack.append(self)
         ACTIVE[0] += 1
         return self
@@ -187,11 +235,17 @@ class Session:
         ACTIVE[0] -= 1
         stack = _sessions()
         stack.pop()
-        if not stack:
-            sys.settrace(self.previous)
-            if self.watch is not None and self.previous is None:
-                keep_binds(self.watch)
-            self.previous = self.watch = None
+        if stack:
+            return
+        monitor = _monitor()
+        if monitor is not None:
+            monitor.forget_frames()
+            monitor.close()
+            return
+        sys.settrace(self.previous)
+        if self.watch is not None and self.previous is None:
+            keep_binds(self.watch)
+        self.previous = self.watch = None
 
     def mark(self) -> tuple[int, int]:
         """Where the trace is now: what ran after this is told by ``ran_since``."""
