@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from functools import partial
 
 from .bindings import same_tree
 from .callgraph.events import Event, EventKind
-from .facts.model import BindingKind, Pos, Scope
+from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 
 _OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.", "jax.experimental.optimizers.")
@@ -81,17 +82,92 @@ def _remade_inside(
         return False
     start = (function.start[0], 0)
     for use in inner:
-        # ``loss(params, x)`` names the function; ``jax.grad(loss)(params, x)`` is the call.
-        call: ast.AST | None = use.node
-        if call is not None and not isinstance(call, ast.Call):
-            call = facts.parent(call)
-        if use.kind is not EventKind.RUN or use.via is not None or not isinstance(call, ast.Call):
+        call = _call_of(facts, use)
+        if use.kind is not EventKind.RUN or call is None:
             return False
         arguments = [*call.args, *(k.value for k in call.keywords)]
+        if use.via is not None:
+            # A compiled caller (``grad_loss(opt_state, x)``, whose body calls the loss): given
+            # what the initialiser made, it traces again, and so does each call in its body
+            # that hands on what it was given.
+            made_here = partial(
+                _made_by, facts, function, makers=makers, since=start, at=use.at, depth=_DEPTH
+            )
+            made = _receiving(call, use.via, made_here)
+            if not made or not _hands_on(facts, use.via, made, reach):
+                return False
+            continue
         if not any(
             _made_by(facts, function, argument, makers, start, use.at, _DEPTH)
             for argument in arguments
         ):
+            return False
+    return True
+
+
+def _call_of(facts: Facts, use: Event) -> ast.Call | None:
+    """The call of a use: ``loss(params, x)`` names the function, ``jax.grad(loss)(params, x)``
+    calls what the transform made of it."""
+    node = use.node
+    call = node if isinstance(node, ast.Call) else facts.parent(node) if node else None
+    if not isinstance(call, ast.Call):
+        return None
+    if node is not call and call.func is not node:
+        outer = facts.parent(call)
+        if isinstance(outer, ast.Call) and outer.func is call:
+            return outer
+    return call
+
+
+def _hands_on(facts: Facts, caller: Scope, given: set[str], reach: list[Event]) -> bool:
+    """Each use in ``caller``, a compiled function whose parameters ``given`` received what
+    the initialiser made, is a call passing one of them on: the parameter itself, or the
+    parameters an optimiser's ``get_params`` takes out of that state (``get_params(state)``)."""
+    inner = [e for e in reach if e.driver is caller]
+    if not inner or caller.kind is not ScopeKind.FUNCTION and caller.kind is not ScopeKind.LAMBDA:
+        return False
+    for event in inner:
+        call = _call_of(facts, event)
+        if event.kind is not EventKind.RUN or event.via is not None or call is None:
+            return False
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if not any(_passes(facts, caller, argument, given) for argument in arguments):
+            return False
+    return True
+
+
+def _passes(facts: Facts, scope: Scope, argument: ast.expr, given: set[str]) -> bool:
+    """``argument`` is a parameter of ``given`` as the call received it (a parameter bound again
+    in the body, ``state = base_state``, may hold anything), or ``get_params`` of one."""
+    given = {
+        name
+        for name in given
+        if all(b.kind is BindingKind.PARAM for b in facts.bindings_of(scope, name))
+    }
+    if isinstance(argument, ast.Name):
+        return argument.id in given
+    if not isinstance(argument, ast.Call) or not isinstance(argument.func, ast.Name):
+        return False
+    if len(argument.args) != 1 or argument.keywords:
+        return False
+    inner = argument.args[0]
+    return (
+        isinstance(inner, ast.Name)
+        and inner.id in given
+        and _made_by_optimiser(facts, scope, argument.func.id)
+    )
+
+
+def _made_by_optimiser(facts: Facts, scope: Scope, name: str) -> bool:
+    """``get_params`` of ``opt_init, opt_update, get_params = optimizers.sgd(lr)``, bound so
+    everywhere: it returns the parameters the state holds, with their structure."""
+    owner = facts.resolve(scope, name)
+    bindings = facts.bindings_of(owner, name)
+    if not bindings:
+        return False
+    for binding in bindings:
+        statement = _statement(facts, binding.node)
+        if not isinstance(statement, ast.Assign) or not _optimiser(facts, owner, statement.value):
             return False
     return True
 
@@ -153,6 +229,8 @@ def _receiving(
         params = params[1:]  # ``trainer.fit(state)``: the object is ``self``
     received = set()
     for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break  # ``step(*batch, state)``: what follows goes to a parameter the code hides
         if carries(argument):
             received.add(params[index] if index < len(params) else f"#{index}")
     for keyword in call.keywords:
@@ -169,15 +247,67 @@ def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
     statement = _statement(facts, change.node)
     if not isinstance(statement, ast.Assign) or _optimiser(facts, change.driver, statement.value):
         return frozenset()
-    names = frozenset(
+    names = _stored(statement)
+    wrapped = _wrapped_binding(facts, change.driver, statement, names)
+    if wrapped is not None:
+        statement, names = wrapped
+    if _same_architecture(facts, change.driver, statement, names):
+        return frozenset()
+    return names
+
+
+def _stored(statement: ast.Assign) -> frozenset[str]:
+    return frozenset(
         node.id
         for target in statement.targets
         for node in ast.walk(target)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     )
-    if _same_architecture(facts, change.driver, statement, names):
-        return frozenset()
-    return names
+
+
+def _wrapped_binding(
+    facts: Facts, driver: Scope, statement: ast.Assign, names: frozenset[str]
+) -> tuple[ast.Assign, frozenset[str]] | None:
+    """For ``apply_fn = jit(apply_fn)`` (a function of JAX given the name's own value), the
+    binding it wraps, the latest before it in the same code (``init_fn, apply_fn =
+    stax.serial(...)``), and the names that binds: the new value is made there."""
+    if len(names) != 1:
+        return None
+    (name,) = names
+    if not _wraps_itself(facts, driver, statement, name):
+        return None
+    here = (statement.lineno, statement.col_offset)
+    earlier = [
+        b
+        for b in facts.bindings_of(facts.resolve(driver, name), name)
+        if b.scope is driver and b.at < here
+    ]
+    if not earlier:
+        return None
+    latest = max(earlier, key=lambda b: b.at)
+    if latest.loops:
+        # Made in each pass (``for act in activations:``), with nothing before it to compare
+        # its sizes with: the wrapping line stays a change of its own.
+        return None
+    before = _statement(facts, latest.node)
+    if not isinstance(before, ast.Assign) or _optimiser(facts, driver, before.value):
+        return None
+    return before, _stored(before)
+
+
+def _wraps_itself(facts: Facts, driver: Scope, statement: ast.stmt | None, name: str) -> bool:
+    """``name = jax.jit(name, ...)``: a function of JAX given the name's own value."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return False
+    target, value = statement.targets[0], statement.value
+    if not isinstance(target, ast.Name) or target.id != name or not isinstance(value, ast.Call):
+        return False
+    first = value.args[0] if value.args else None
+    return (
+        isinstance(first, ast.Name)
+        and first.id == name
+        and (facts.qualified_name(driver, value.func) or "").startswith("jax.")
+    )
 
 
 def _same_architecture(
@@ -192,9 +322,12 @@ def _same_architecture(
     owner = facts.resolve(driver, name)
     earlier = [
         _statement(facts, b.node)
-        for b in facts.bindings_of(owner, name)
+        for b in sorted(facts.bindings_of(owner, name), key=lambda b: b.at)
         if b.scope is driver and b.at < (statement.lineno, statement.col_offset)
     ]
+    # ``apply_fn = jit(apply_fn)`` after the network was made keeps what it made.
+    while earlier and _wraps_itself(facts, driver, earlier[-1], name):
+        earlier.pop()
     before = earlier[-1] if earlier else None
     if not isinstance(before, ast.Assign) or not isinstance(before.value, ast.Call):
         return False
