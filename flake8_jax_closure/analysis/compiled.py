@@ -8,9 +8,10 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .facts.model import BindingKind, Pos, Scope
+from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
+from .receiver import method_self_name
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -96,7 +97,49 @@ class CompiledFunctionFinder:
             arguments = positional(expr)
             if callee in PASSTHROUGH_TRANSFORMS and arguments:
                 return self.function_behind(scope, arguments[0], depth + 1)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            return self._static_method(scope, expr.value.id, expr.attr)
         return None
+
+    def _static_method(self, scope: Scope, owner: str, name: str) -> FunctionNode | None:
+        """``self._update`` in a method, or ``Trainer._update``, where the class defines
+        ``_update`` once, as a ``@staticmethod``: the plain function, the same object on every
+        access (a plain method would be a new bound method each time, found as one)."""
+        cls: ast.ClassDef | None = None
+        method = scope
+        while method.kind is ScopeKind.LAMBDA and method.parent is not None:
+            method = method.parent
+        if method.parent is not None and method.parent.kind is ScopeKind.CLASS:
+            if method_self_name(method) == owner or (
+                method.params[:1] == (owner,) and _is_classmethod(method.node)
+            ):
+                cls = method.parent.node  # type: ignore[assignment]
+        if cls is None:
+            bindings = self.facts.bindings_of(self.facts.resolve(scope, owner), owner)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                node = bindings[0].node
+                cls = node if isinstance(node, ast.ClassDef) else None
+        if cls is None:
+            return None
+        found = [
+            statement
+            for statement in cls.body
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign))
+            and _defines(statement, name)
+        ]
+        if len(found) != 1 or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if any(
+            any(_defines(statement, name) for statement in subclass.body)
+            for subclass in _subclasses(self.facts.tree, cls)
+        ):
+            return None  # a subclass defines it again: ``self._update`` may be that one
+        function = found[0]
+        static = any(
+            isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+            for decorator in function.decorator_list
+        )
+        return function if static and len(function.decorator_list) == 1 else None
 
     # -- the search ----------------------------------------------------------------------------
 
@@ -280,3 +323,36 @@ def self_is_static(site: CompiledFunction, self_name: str) -> bool:
         if keyword.arg == "static_argnames" and self_name in constants:
             return True
     return False
+
+
+def _defines(statement: ast.stmt, name: str) -> bool:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return statement.name == name
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(target, ast.Name) and target.id == name for target in statement.targets
+    )
+
+
+def _is_classmethod(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(decorator, ast.Name) and decorator.id == "classmethod"
+        for decorator in node.decorator_list
+    )
+
+
+def _subclasses(tree: ast.AST, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The classes of the module derived from ``cls``, by the names of their bases."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    derived, found = {cls.name}, []
+    changed = True
+    while changed:
+        changed = False
+        for other in classes:
+            if other is cls or other in found:
+                continue
+            bases = {last_component(ast.unparse(base)) for base in other.bases}
+            if bases & derived:
+                derived.add(other.name)
+                found.append(other)
+                changed = True
+    return found

@@ -341,8 +341,25 @@ def _fresh(site: CompiledFunction) -> bool:
     call = site.site
     argument = call.args[0] if isinstance(call, ast.Call) and call.args else None
     if argument is not None and not isinstance(argument, ast.Name):
-        return True
+        if not _static_method_of(site, argument):
+            return True
     return set(site.created_loops) <= set(site.scope.loops)
+
+
+def _static_method_of(site: CompiledFunction, argument: ast.expr) -> bool:
+    """``jax.jit(self._update)`` or ``jax.jit(Trainer._update)`` of a ``@staticmethod``: the
+    attribute is the plain function itself each time, not a new bound method, so every such
+    wrapper shares that function's traces."""
+    function = site.function
+    return (
+        isinstance(argument, ast.Attribute)
+        and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and argument.attr == function.name
+        and any(
+            isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+            for decorator in function.decorator_list
+        )
+    )
 
 
 def _while_named(

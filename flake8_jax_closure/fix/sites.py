@@ -66,6 +66,11 @@ class SiteChecker:
             fix.sites.append(self._locate(fix, site))
             if site.site_scope.kind is ScopeKind.CLASS and fix.method_self is None:
                 raise NoFix("a compiled static or class method has no 'self' to pass values")
+            if _compiles_an_attribute(site):
+                raise NoFix(
+                    "the static method is compiled through an attribute "
+                    "(jax.jit(self.method)), which the fix cannot point at the renamed function"
+                )
             if site.transform in POSITIONAL_TRANSFORMS:
                 fix.positional = True
             elif site.transform in _MAPS_KEYWORDS:
@@ -302,3 +307,20 @@ def _context_name(facts: Facts, call: ast.expr, statement: ast.stmt) -> str | No
             if isinstance(key, str) and key.isidentifier():
                 return key
     return None
+
+
+def _compiles_an_attribute(site: CompiledFunction) -> bool:
+    """``jax.jit(self._update)`` of a ``@staticmethod``: the function compiled is reached
+    through an attribute (a bound method's fix is JC104's)."""
+    call, function = site.site, site.function
+    if site.form is Form.DECORATOR or not isinstance(call, ast.Call):
+        return False
+    first = call.args[0] if call.args else None
+    return (
+        isinstance(first, ast.Attribute)
+        and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(
+            isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+            for decorator in function.decorator_list
+        )
+    )
