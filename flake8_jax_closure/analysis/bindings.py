@@ -195,6 +195,47 @@ def library_package(bindings: list[Binding]) -> bool:
     )
 
 
+# The settings of JAX's trace context (``jax._src.config.trace_context_names()``, JAX 0.10) that
+# programs set: each is part of the cache key, so a call after a change traces again.
+TRACE_CONTEXT_SETTINGS = frozenset({
+    "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion", "jax_default_device", "jax_disable_jit",
+    "jax_threefry_partitionable", "jax_softmax_custom_jvp", "jax_random_seed_offset",
+    "jax_debug_key_reuse", "jax_check_static_indices", "jax_explicit_x64_dtypes",
+    "jax_enable_pgle", "jax_pgle_profiling_runs", "jax_use_shardy_partitioner",
+    "jax_allow_f16_reductions", "jax_high_dynamic_range_gumbel", "jax_xla_profile_version",
+    "jax_error_checking_behavior_nan", "jax_error_checking_behavior_divide",
+    "jax_error_checking_behavior_oob", "jax_use_direct_linearize",
+})  # fmt: skip
+
+
+def updates_traced_setting(bindings: list[Binding], mutation: Mutation) -> bool:
+    """``config.update("jax_enable_x64", True)`` on a package's ``config`` (``jax.config``, or
+    ``config`` from ``from jax import config``): a setting of the trace context, which JAX
+    compares on every call, so the next call traces again with it."""
+    call = mutation.node
+    on_config = mutation.path[-1:] == (".config",) or (
+        not mutation.path and imports_settings(bindings)
+    )
+    if mutation.description != "'.update()' called" or not on_config:
+        return False
+    first = call.args[0] if isinstance(call, ast.Call) and call.args else None
+    return isinstance(first, ast.Constant) and first.value in TRACE_CONTEXT_SETTINGS
+
+
+def imports_settings(bindings: list[Binding]) -> bool:
+    """``from jax import config``: every binding imports a package's ``config``, an object
+    whose methods (``config.update("jax_debug_nans", True)``) change what a trace read through
+    it (``config.jax_debug_nans``), as ``jax.config.update`` does."""
+    return bool(bindings) and all(
+        b.kind is BindingKind.IMPORT
+        and b.imported is not None
+        and b.imported.split(".")[0] in FUNCTIONAL_PACKAGES
+        and b.imported.split(".")[-1] == "config"
+        for b in bindings
+    )
+
+
 def library_function_call(bindings: list[Binding], mutation: Mutation) -> bool:
     """``flax.core.pop(x, key)``: the change a mutating method's name suggests (``.pop()``,
     ``.update()``) is a call of a function of a package whose members are modules and

@@ -26,6 +26,7 @@ from .bindings import (
     fields_below,
     holds_ref,
     holds_value,
+    imports_settings,
     initial_bindings,
     keeps_fields_read,
     library_function_call,
@@ -33,6 +34,7 @@ from .bindings import (
     names_module,
     same_import,
     same_value_everywhere,
+    updates_traced_setting,
     waits_for_itself,
 )
 from .callgraph.events import END, Event, EventKind, Reach, level
@@ -476,9 +478,13 @@ class CaptureAnalysis:
             mutations = [
                 m
                 for m in facts.mutations_of(owner, name)
-                if m.path and any(p and paths_overlap(m.path, p) for p in paths)
+                if (
+                    (m.path and any(p and paths_overlap(m.path, p) for p in paths))
+                    or (not m.path and imports_settings(bindings) and any(paths))
+                )
                 and self._mutation_applies(m)
                 and not library_function_call(bindings, m)
+                and not updates_traced_setting(bindings, m)
             ]  # fmt: skip
         elif not holds_ref(facts, bindings) and holds_value(facts, bindings):
             classes = [facts.scope_of(b.node) for b in bindings if b.kind is BindingKind.CLASS]
