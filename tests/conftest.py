@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,3 +29,19 @@ def _private_cache(
 ) -> None:
     """Each test gets its own findings cache: no test sees another's entries or the user's."""
     monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def followed_frames(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the code of every frame the guard's trace watch follows from now on."""
+    from flake8_jax_closure.runtime.guard import tracing
+
+    visited: list[str] = []
+    visit = tracing.Session.visit
+
+    def counting(self: tracing.Session, frame: Any) -> Any:
+        visited.append(frame.f_code.co_name)
+        return visit(self, frame)
+
+    monkeypatch.setattr(tracing.Session, "visit", counting)
+    return visited

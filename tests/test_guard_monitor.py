@@ -108,16 +108,8 @@ def test_another_tracer_keeps_seeing_frames() -> None:
     assert {read.name for read in compiled.reads} == {"SCALE", "scaled"}
 
 
-def test_frames_of_another_thread_are_not_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frames_of_another_thread_are_not_followed(followed_frames: list[str]) -> None:
     # A thread with no open session runs user code while this one traces.
-    visited: list[str] = []
-    visit = tracing.Session.visit
-
-    def counting(self: tracing.Session, frame: Any) -> Any:
-        visited.append(frame.f_code.co_name)
-        return visit(self, frame)
-
-    monkeypatch.setattr(tracing.Session, "visit", counting)
     running, done = threading.Event(), threading.Event()
 
     def elsewhere() -> None:
@@ -136,8 +128,8 @@ def test_frames_of_another_thread_are_not_followed(monkeypatch: pytest.MonkeyPat
     finally:
         done.set()
         worker.join()
-    assert "busy_work" not in visited
-    assert {"traced", "scaled"} <= set(visited)
+    assert "busy_work" not in followed_frames
+    assert {"traced", "scaled"} <= set(followed_frames)
 
 
 def busy_work() -> int:
@@ -148,3 +140,44 @@ def test_no_free_tool_id_leaves_the_settrace_watch(monkeypatch: pytest.MonkeyPat
     taken = {tool: "another tool" for tool in monitor._PREFERRED_IDS}
     monkeypatch.setattr(sys.monitoring, "get_tool", taken.get)
     assert monitor.make_monitor(lambda code: True, lambda: None) is None
+
+
+RATE = 2.0
+
+
+def rates() -> Iterator[float]:
+    while True:
+        yield RATE  # noqa: JC102 - what the guard is tested on
+
+
+def test_a_generator_resumed_in_a_trace_is_followed() -> None:
+    # Started before the trace: each resume inside it is a frame the trace ran, as with the
+    # trace function's ``call`` event on every resume.
+    global RATE
+    source = rates()
+    next(source)
+
+    @jax.jit
+    def scaled_by_rate(x: Any) -> Any:
+        return x * next(source)
+
+    scaled_by_rate(X)
+    RATE = 3.0
+    try:
+        with pytest.raises(StaleCaptureError) as caught:
+            scaled_by_rate(X)
+    finally:
+        RATE = 2.0
+    assert caught.value.value == "RATE"
+
+
+def test_the_tool_id_is_given_back_when_the_guard_is_uninstalled() -> None:
+    jax.jit(lambda x: scaled(x)).trace(X)
+    watch = tracing._monitor()
+    assert watch is not None
+    guard.uninstall()
+    try:
+        assert sys.monitoring.get_tool(watch.tool) is None
+        assert tracing._monitor() is not watch  # a new one when a trace is watched again
+    finally:
+        guard.install("error")

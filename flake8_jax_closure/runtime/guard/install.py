@@ -24,7 +24,7 @@ from .guarded import GuardedFunction
 from .library import is_user_code
 from .nested import unwatch_nested_traces, watch_nested_traces
 from .state import MODES, OFF, RECORD, SETTINGS
-from .tracing import main_code
+from .tracing import main_code, release_watch
 
 # (module, attribute, kind): kind "jit" has JAX's cache signature; the others do not.
 TRANSFORMS: tuple[tuple[str, str, str], ...] = (
@@ -169,6 +169,7 @@ def uninstall() -> None:
             sys.meta_path.remove(_hook)
         _hook = None
     unwatch_nested_traces()
+    release_watch()
     for (module_name, attribute), (real, present) in list(_originals.items()):
         module = sys.modules.get(module_name)
         if module is not None:

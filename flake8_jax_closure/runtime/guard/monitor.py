@@ -51,16 +51,25 @@ class Monitor:
         self._local = threading.local()
         self._with_lines: set[CodeType] = set()
         monitoring = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
-        self._events = monitoring.events
+        events = self._events = monitoring.events
         self._disable = monitoring.DISABLE
-        monitoring.register_callback(tool, self._events.PY_START, self._on_start)
-        monitoring.register_callback(tool, self._events.LINE, self._on_line)
+        # A generator or coroutine resumed in a trace runs a frame of it again, as a start
+        # does: the trace function's ``call`` event came on every resume too.
+        self._callbacks = {
+            events.PY_START: self._on_start,
+            events.PY_RESUME: self._on_start,
+            events.PY_THROW: self._on_throw,
+            events.LINE: self._on_line,
+        }
+        for event, callback in self._callbacks.items():
+            monitoring.register_callback(tool, event, callback)
+        self._starts = events.PY_START | events.PY_RESUME | events.PY_THROW
 
     def open(self) -> None:
         with self._lock:
             self._open += 1
             if self._open == 1:
-                sys.monitoring.set_events(self.tool, self._events.PY_START)  # type: ignore[attr-defined,unused-ignore]
+                sys.monitoring.set_events(self.tool, self._starts)  # type: ignore[attr-defined,unused-ignore]
 
     def close(self) -> None:
         with self._lock:
@@ -76,6 +85,18 @@ class Monitor:
     def forget_frames(self) -> None:
         """The current thread's outermost session ended: its frames are let go."""
         self._local.__dict__.pop("handlers", None)
+
+    def release(self) -> None:
+        """Give the tool id back (the guard was uninstalled): no event, no callback left."""
+        with self._lock:
+            monitoring = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
+            monitoring.set_events(self.tool, 0)
+            for code in self._with_lines:
+                monitoring.set_local_events(self.tool, code, 0)
+            self._with_lines.clear()
+            for event in self._callbacks:
+                monitoring.register_callback(self.tool, event, None)
+            monitoring.free_tool_id(self.tool)
 
     # -- callbacks ------------------------------------------------------------------------------
 
@@ -97,6 +118,11 @@ class Monitor:
             with self._lock:
                 self._with_lines.add(code)
                 sys.monitoring.set_local_events(self.tool, code, self._events.LINE)  # type: ignore[attr-defined,unused-ignore]
+        return None
+
+    def _on_throw(self, code: CodeType, offset: int, exception: BaseException) -> Any:
+        # An exception thrown into a generator resumes it; this event cannot be disabled.
+        self._on_start(code, offset)
         return None
 
     def _on_line(self, code: CodeType, line: int) -> Any:

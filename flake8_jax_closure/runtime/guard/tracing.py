@@ -160,6 +160,15 @@ def _monitor() -> Monitor | None:
 _MONITOR_LOCK = threading.Lock()
 
 
+def release_watch() -> None:
+    """The guard was uninstalled: a ``sys.monitoring`` watch gives its tool id back (the next
+    guarded trace takes one again)."""
+    with _MONITOR_LOCK:
+        if _MONITORS and _MONITORS[0] is not None and not ACTIVE[0]:
+            _MONITORS[0].release()
+            _MONITORS.clear()
+
+
 def _global_trace(previous: TraceFunction | None) -> TraceFunction:
     """The function ``sys.settrace`` gets while a trace runs. It is called for every frame
     JAX's tracing machinery enters, so library frames leave it after one dictionary lookup."""
