@@ -13,6 +13,9 @@ from .facts.queries import Facts
 from .names import PARTIAL, PASSTHROUGH_TRANSFORMS, last_component
 from .receiver import method_self_name
 
+# Decorators that make a function return what its first call with equal arguments returned.
+MEMOISING = frozenset({"functools.lru_cache", "functools.cache"})
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 
@@ -97,9 +100,47 @@ class CompiledFunctionFinder:
             arguments = positional(expr)
             if callee in PASSTHROUGH_TRANSFORMS and arguments:
                 return self.function_behind(scope, arguments[0], depth + 1)
+            return self.memoised_result(scope, expr)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             return self._static_method(scope, expr.value.id, expr.attr)
         return None
+
+    def memoised_result(self, scope: Scope, call: ast.Call) -> FunctionNode | None:
+        """``make_update("sgd")`` of a factory under ``functools.lru_cache`` or
+        ``functools.cache``, given only constants, whose body ends by returning a function it
+        defines once (``return sgd_update``): that function, the same object on every such
+        call."""
+        if not isinstance(call.func, ast.Name) or call.keywords:
+            return None
+        if not all(isinstance(argument, ast.Constant) for argument in call.args):
+            return None
+        owner = self.facts.resolve(scope, call.func.id)
+        bindings = self.facts.bindings_of(owner, call.func.id)
+        factory = bindings[0].node if len(bindings) == 1 else None
+        if not isinstance(factory, ast.FunctionDef) or not any(
+            self.facts.qualified_name(owner, d.func if isinstance(d, ast.Call) else d) in MEMOISING
+            for d in factory.decorator_list
+        ):
+            return None
+        last = factory.body[-1]
+        if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name):
+            return None
+        name = last.value.id
+        made = [
+            statement
+            for statement in ast.walk(factory)
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            and statement is not factory
+        ]
+        defs = [d for d in made if isinstance(d, ast.FunctionDef) and d.name == name]
+        stored = [
+            node
+            for node in ast.walk(factory)
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        ]
+        if len(defs) != 1 or stored or defs[0] not in factory.body:
+            return None
+        return defs[0]
 
     def _static_method(self, scope: Scope, owner: str, name: str) -> FunctionNode | None:
         """``self._update`` in a method, or ``Trainer._update``, where the class defines

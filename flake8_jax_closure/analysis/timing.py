@@ -86,7 +86,7 @@ def compiled_life(
         home = None  # every call returns the object made by the first
     # A call whose arguments cannot bind raises before any trace: it neither traces nor reuses.
     direct = [e for e in graph.compiled_events(sites) if not _unbindable(graph, sites, e)]
-    fresh = all(_fresh(site) for site in sites)
+    fresh = all(_fresh(graph, site) for site in sites)
     maker, made_at, made_loops = level(first.site_scope, first.created_at, first.created_loops)
     if (
         first.transform in OWN_CACHE_TRANSFORMS
@@ -325,7 +325,7 @@ def _after_definition(function: Scope, events: list[Event]) -> list[Event]:
     ]
 
 
-def _fresh(site: CompiledFunction) -> bool:
+def _fresh(graph: CallGraph, site: CompiledFunction) -> bool:
     """Whether each pass through the compile site makes an object with a new cache: a decorated
     ``def`` or a lambda is a new function; so is ``jax.jit(jax.grad(f))`` (``grad`` makes a
     new function); ``jax.jit(f)`` shares ``f``'s cache unless ``f`` is made in the same loops.
@@ -341,9 +341,22 @@ def _fresh(site: CompiledFunction) -> bool:
     call = site.site
     argument = call.args[0] if isinstance(call, ast.Call) and call.args else None
     if argument is not None and not isinstance(argument, ast.Name):
-        if not _static_method_of(site, argument):
+        if not _static_method_of(site, argument) and not _memoised_call(graph, site, argument):
             return True
     return set(site.created_loops) <= set(site.scope.loops)
+
+
+def _memoised_call(graph: CallGraph, site: CompiledFunction, argument: ast.expr) -> bool:
+    """``jax.jit(make_update("sgd"))`` of a memoised factory given constants: the function it
+    returns is the one its first such call made, so every wrapper shares its traces."""
+    factory = site.scope.parent
+    return (
+        isinstance(argument, ast.Call)
+        and all(isinstance(a, ast.Constant) for a in argument.args)
+        and not argument.keywords
+        and factory is not None
+        and memoised(graph, factory)
+    )
 
 
 def _static_method_of(site: CompiledFunction, argument: ast.expr) -> bool:

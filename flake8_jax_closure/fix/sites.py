@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from ..analysis.compiled import CompiledFunction, Form
 from ..analysis.facts.model import Scope, ScopeKind
 from ..analysis.facts.queries import Facts
-from ..analysis.names import PARTIAL
+from ..analysis.names import PARTIAL, PASSTHROUGH_TRANSFORMS
 from ..positions import SourceLines
 from ..rules.jc104_self_attribute.fix import locate_bound_method
 from .layout import Layout
@@ -58,6 +58,16 @@ class SiteChecker:
         self._compiled_api_use: str | None = None
         self._compiled_api_searched = False
 
+    def _compiles_a_factory_result(self, site: CompiledFunction) -> bool:
+        """``jax.jit(make_update("sgd"))``: the compile call's argument calls a function of the
+        program, not a transform of JAX's."""
+        call = site.site
+        first = call.args[0] if isinstance(call, ast.Call) and call.args else None
+        if site.form is Form.DECORATOR or not isinstance(first, ast.Call):
+            return False
+        name = self.facts.qualified_name(site.site_scope, first.func)
+        return name not in PASSTHROUGH_TRANSFORMS
+
     def check(self, fix: FunctionFix, sites: list[CompiledFunction]) -> None:
         """Each site located in ``fix.sites``; raises NoFix for a site the fix cannot change,
         and notes what makes the fix unsafe."""
@@ -70,6 +80,11 @@ class SiteChecker:
                 raise NoFix(
                     "the static method is compiled through an attribute "
                     "(jax.jit(self.method)), which the fix cannot point at the renamed function"
+                )
+            if self._compiles_a_factory_result(site):
+                raise NoFix(
+                    "the function is compiled as what a memoised factory returns "
+                    "(jax.jit(make_update(...))), which the fix cannot point at the wrapper"
                 )
             if site.transform in POSITIONAL_TRANSFORMS:
                 fix.positional = True
