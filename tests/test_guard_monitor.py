@@ -77,17 +77,22 @@ def test_library_code_raises_no_event_after_its_first_start(
     assert starts.count(__file__) == 2  # the lambda and ``scaled``, both followed
 
 
-def test_a_change_is_caught_through_the_monitor() -> None:
-    global SCALE
-    compiled = jax.jit(scaled)
+def stale_after_setting(compiled: Any, name: str, value: float) -> StaleCaptureError:
+    """What ``compiled``'s second call raises once the global ``name`` is set to ``value``
+    after its first (the global is set back)."""
     compiled(X)
-    SCALE = 3.0
+    before = globals()[name]
+    globals()[name] = value
     try:
         with pytest.raises(StaleCaptureError) as caught:
             compiled(X)
     finally:
-        SCALE = 2.0
-    assert caught.value.value == "SCALE"
+        globals()[name] = before
+    return caught.value
+
+
+def test_a_change_is_caught_through_the_monitor() -> None:
+    assert stale_after_setting(jax.jit(scaled), "SCALE", 3.0).value == "SCALE"
 
 
 def test_another_tracer_keeps_seeing_frames() -> None:
@@ -153,7 +158,6 @@ def rates() -> Iterator[float]:
 def test_a_generator_resumed_in_a_trace_is_followed() -> None:
     # Started before the trace: each resume inside it is a frame the trace ran, as with the
     # trace function's ``call`` event on every resume.
-    global RATE
     source = rates()
     next(source)
 
@@ -161,14 +165,7 @@ def test_a_generator_resumed_in_a_trace_is_followed() -> None:
     def scaled_by_rate(x: Any) -> Any:
         return x * next(source)
 
-    scaled_by_rate(X)
-    RATE = 3.0
-    try:
-        with pytest.raises(StaleCaptureError) as caught:
-            scaled_by_rate(X)
-    finally:
-        RATE = 2.0
-    assert caught.value.value == "RATE"
+    assert stale_after_setting(scaled_by_rate, "RATE", 3.0).value == "RATE"
 
 
 def test_the_tool_id_is_given_back_when_the_guard_is_uninstalled() -> None:
