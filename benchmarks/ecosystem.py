@@ -1,21 +1,24 @@
 """Ecosystem check: run the linter over pinned real JAX projects and judge what it reports.
 
-    python benchmarks/ecosystem.py prepare --dest DIR [--mirrors DIR]
-    python benchmarks/ecosystem.py run --checkouts DIR [--save FILE] [--baseline FILE]
+    python benchmarks/ecosystem.py prepare --dest DIR [--mirrors DIR] [--only NAME ...]
+    python benchmarks/ecosystem.py run --checkouts DIR [--hazards] [--save FILE] [--baseline FILE]
 
 ``prepare`` exports every project of ``ecosystem/projects.txt`` at its pinned commit into
 ``DIR/owner+name`` (from ``git clone`` of GitHub, or from mirrors ``MIRRORS/owner+name/repo``, a
 bare git directory or a clone holding ``.git``), keeping Python files and Jupyter notebooks as
 they are: the linter reads notebooks itself, and they are where much JAX user code lives.
 
-``run`` runs ``flake8-jax-closure check --format json`` on each project, and compares the findings
+``run`` runs ``flake8-jax-closure check --format json`` on each project (with ``--hazards``, the
+opt-in API hazards too: ``--extend-select JC2``), and compares the findings
 with the judgements in ``ecosystem/judgements.csv`` (project, path, line, code, name, verdict,
 reason; verdict ``real`` or ``false``; a finding in a notebook has the path ``nb.ipynb:cell 3``
 and the line in that cell, as the linter's text output writes it). It prints a Markdown report:
-files, lines and findings per project, precision over the judged findings (overall, on the
-projects marked ``held-out`` in the list, which were never looked at while the rules were built,
-and on the others), the findings nobody has judged yet (to be read and judged by hand), and with
-``--baseline`` the findings that appeared or vanished since a saved run.
+files, lines and findings per project; precision over the judged findings, for default findings
+and API hazards apart (overall, on each split of projects marked ``held-out`` in the list, which
+were never looked at while the rules were built, and on the others); how many findings judged
+real are still found, at default or as an API hazard, and which are not; the findings nobody has
+judged yet (to be read and judged by hand); and with ``--baseline`` the findings that appeared or
+vanished since a saved run.
 
 The projects' sources are never committed: only the list, the commits and the judgements.
 """
@@ -38,6 +41,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent / "ecosystem"
 PROJECTS = HERE / "projects.txt"
 JUDGEMENTS = HERE / "judgements.csv"
+# Default findings and the opt-in API hazards, by code prefix.
+TIERS = (("Default findings", "JC1"), ("API hazards", "JC2"))
 JUDGEMENT_FIELDS = ("project", "path", "line", "code", "name", "verdict", "reason")
 
 
@@ -193,8 +198,11 @@ def _notebook_lines(raw: bytes) -> int:
     return sum(len(("".join(s) if isinstance(s, list) else str(s)).splitlines()) for s in sources)
 
 
-def check_project(tool: list[str], project: Project, folder: Path) -> list[Found]:
-    command = [*tool, "check", "--format", "json", "--no-cache", "--exit-zero", "."]
+def check_project(
+    tool: list[str], project: Project, folder: Path, hazards: bool = False
+) -> list[Found]:
+    selection = ["--extend-select", "JC2"] if hazards else []
+    command = [*tool, "check", *selection, "--format", "json", "--no-cache", "--exit-zero", "."]
     completed = subprocess.run(command, cwd=folder, capture_output=True, text=True)
     if completed.returncode not in (0, 2) or not completed.stdout.strip():
         raise SystemExit(f"{project.name}: the linter failed:\n{completed.stderr}")
@@ -253,23 +261,39 @@ def report(
         out.append(f"| {project.name}{marker} | " + " | ".join(f"{n:,}" for n in row) + " |")
     out.append("| **all** | " + " | ".join(f"{n:,}" for n in totals) + " |")
     out.append("")
-    # Precision on each held-out split is the figure that says how the rules generalise.
+    # Precision on each held-out split is the figure that says how the rules generalise; default
+    # findings and the opt-in API hazards are measured apart, as users meet them apart.
     split_of = {p.name: p.split for p in projects}
-    out.append(_precision("all projects", found, judgements))
-    for split in sorted({p.split for p in projects if p.split}):
-        on_split = [f for f in found if split_of.get(f.project) == split]
-        out.append(_precision(f"{split} projects", on_split, judgements))
-    on_built_on = [f for f in found if not split_of.get(f.project)]
-    out.append(_precision("projects the rules were built on", on_built_on, judgements))
+    for tier, prefix in TIERS:
+        mine = [f for f in found if f.code.startswith(prefix)]
+        if not mine:
+            continue
+        out.append(f"\n{tier} ({prefix}):")
+        out.append(_precision("all projects", mine, judgements))
+        for split in sorted({p.split for p in projects if p.split}):
+            on_split = [f for f in mine if split_of.get(f.project) == split]
+            out.append(_precision(f"{split} projects", on_split, judgements))
+        on_built_on = [f for f in mine if not split_of.get(f.project)]
+        out.append(_precision("projects the rules were built on", on_built_on, judgements))
     unjudged = [f for f in found if f.key not in judgements]
     if unjudged:
         out.append("\nUnjudged findings (read the code, then add a row to judgements.csv):")
         out.extend(f"- {f.project} {f.path}:{f.line} {f.code} {f.message}" for f in unjudged)
     current = {f.key for f in found}
-    missing = [row for key, row in judgements.items() if row["verdict"] == "real"
-               and key not in current and key[0] in {p.name for p in projects}]  # fmt: skip
+    checked = {p.name for p in projects}
+    real = [(key, row) for key, row in judgements.items()
+            if row["verdict"] == "real" and key[0] in checked]  # fmt: skip
+    # A real default finding that a rule now reports as an API hazard (or the reverse) is still
+    # found: the same project, path, line and name under the other tier's code.
+    moved = [row for key, row in real if key not in current and _other_tier(key) in current]
+    missing = [row for key, row in real
+               if key not in current and _other_tier(key) not in current]  # fmt: skip
+    out.append(
+        f"\nReal findings judged so far: {len(real)}; still found {len(real) - len(missing)}"
+        f" ({len(moved)} of them under the other tier's code)"
+    )
     if missing:
-        out.append("\nReal hazards no longer found:")
+        out.append("\nReal findings no longer found:")
         out.extend(f"- {r['project']} {r['path']}:{r['line']} {r['code']} {r['name']}"
                    for r in missing)  # fmt: skip
     if baseline is not None:
@@ -283,6 +307,13 @@ def report(
                 out.append(f"- {label} ({verdict}): {f.project} {f.path}:{f.line} {f.code} "
                            f"'{f.name}'")  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+def _other_tier(key: tuple[str, str, int, str, str]) -> tuple[str, str, int, str, str]:
+    """JC102 and JC202 are one capture, reported by default or as an API hazard."""
+    project, path, line, code, name = key
+    tier = {"1": "2", "2": "1"}.get(code[2:3], code[2:3])
+    return (project, path, line, f"{code[:2]}{tier}{code[3:]}", name)
 
 
 def _precision(
@@ -302,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     prep = commands.add_parser("prepare", help="export the pinned projects")
     prep.add_argument("--dest", type=Path, required=True)
     prep.add_argument("--mirrors", type=Path, help="bare mirrors: MIRRORS/owner+name/repo")
+    prep.add_argument("--only", nargs="*", help="owner/name of the projects to export")
     run = commands.add_parser("run", help="check the projects and compare with the judgements")
     run.add_argument("--checkouts", type=Path, required=True)
     run.add_argument(
@@ -310,19 +342,22 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--save", type=Path, help="write the findings as JSON, for a later baseline")
     run.add_argument("--baseline", type=Path, help="findings saved by an earlier --save")
     run.add_argument("--only", nargs="*", help="owner/name of the projects to check")
+    run.add_argument(
+        "--hazards", action="store_true", help="also report the opt-in API hazards (JC2)"
+    )
     args = parser.parse_args(argv)
     projects = read_projects()
+    if args.only:
+        projects = [p for p in projects if p.name in args.only]
     if args.command == "prepare":
         prepare(projects, args.dest, args.mirrors)
         return 0
-    if args.only:
-        projects = [p for p in projects if p.name in args.only]
     found: list[Found] = []
     sizes: dict[str, tuple[int, int]] = {}
     for project in projects:
         folder = args.checkouts / project.folder
         sizes[project.name] = _count(folder)
-        found.extend(check_project(args.tool.split(), project, folder))
+        found.extend(check_project(args.tool.split(), project, folder, args.hazards))
     if args.save:
         args.save.write_text(json.dumps([f.__dict__ for f in found], indent=1), encoding="utf-8")
     baseline = None

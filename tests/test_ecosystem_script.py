@@ -82,12 +82,64 @@ def test_the_report_gives_precision_on_held_out_projects_apart() -> None:
     }
     sizes = {"a/built": (1, 10), "b/new": (1, 20)}
     text = report(projects, sizes, found, judgements, baseline=None)
-    assert "Precision on all projects: 75% (3 real, 1 false alarms)" in text
-    assert "Precision on held-out projects: 50% (1 real, 1 false alarms)" in text
-    assert "Precision on projects the rules were built on: 100% (2 real, 0 false alarms)" in text
+    default = text.split("Default findings (JC1):")[1]
+    assert "Precision on all projects: 75% (3 real, 1 false alarms)" in default
+    assert "Precision on held-out projects: 50% (1 real, 1 false alarms)" in default
+    assert "Precision on projects the rules were built on: 100% (2 real, 0 false alarms)" in default
+    assert "API hazards (JC2)" not in text  # none were reported
     assert "| b/new (held-out) | 1 | 20 | 3 | 1 | 1 | 1 |" in text
     assert "| a/built | 1 | 10 | 2 | 2 | 0 | 0 |" in text
     assert "- b/new y.py:5 JC101 m" in text
+
+
+def test_the_report_measures_default_findings_and_api_hazards_apart() -> None:
+    projects = [Project("a/lib", "1", "held-out-2")]
+    found = [
+        Found("a/lib", "x.py", 1, "JC101", "v", "m"),
+        Found("a/lib", "x.py", 2, "JC204", "self.k", "m"),
+        Found("a/lib", "x.py", 3, "JC204", "self.j", "m"),
+    ]
+    judgements = {
+        found[0].key: {"verdict": "real"},
+        found[1].key: {"verdict": "real"},
+        found[2].key: {"verdict": "false"},
+    }
+    text = report(projects, {"a/lib": (1, 5)}, found, judgements, baseline=None)
+    default, hazards = text.split("Default findings (JC1):")[1].split("API hazards (JC2):")
+    assert "Precision on held-out-2 projects: 100% (1 real, 0 false alarms)" in default
+    assert "Precision on held-out-2 projects: 50% (1 real, 1 false alarms)" in hazards
+
+
+def test_a_real_finding_reported_under_the_other_tier_is_still_found() -> None:
+    projects = [Project("a/lib", "1")]
+    found = [Found("a/lib", "x.py", 4, "JC202", "lr", "m")]
+    judgements = {
+        ("a/lib", "x.py", 4, "JC102", "lr"): {  # judged when it was a default finding
+            "project": "a/lib", "path": "x.py", "line": "4", "code": "JC102", "name": "lr",
+            "verdict": "real",
+        },
+        ("a/lib", "y.py", 9, "JC101", "n"): {
+            "project": "a/lib", "path": "y.py", "line": "9", "code": "JC101", "name": "n",
+            "verdict": "real",
+        },
+    }  # fmt: skip
+    text = report(projects, {"a/lib": (2, 5)}, found, judgements, baseline=None)
+    assert "Real findings judged so far: 2; still found 1 (1 of them under the other" in text
+    assert "Real findings no longer found:\n- a/lib y.py:9 JC101 n" in text
+    assert "x.py:4" not in text.split("no longer found:")[1]
+
+
+def test_hazards_are_asked_for_only_when_wanted(tmp_path: Path) -> None:
+    (tmp_path / "lib.py").write_text(
+        "import jax\n\nLR = 0.1\n\n\n@jax.jit\ndef step(x):\n    return x * LR\n\n\n"
+        "def set_lr(value):\n    global LR\n    LR = value\n",
+        encoding="utf-8",
+    )
+    tool = [sys.executable, "-m", "flake8_jax_closure"]
+    project = Project("o/n", "c")
+    assert check_project(tool, project, tmp_path) == []
+    (hazard,) = check_project(tool, project, tmp_path, hazards=True)
+    assert (hazard.code, hazard.name) == ("JC202", "LR")
 
 
 def _git(*args: str, cwd: Path) -> str:
