@@ -5,6 +5,7 @@ caught the guard out on."""
 
 from __future__ import annotations
 
+import collections
 import functools
 import types
 from collections.abc import Callable, Iterator
@@ -112,6 +113,28 @@ def test_attribute_of_a_simple_namespace() -> None:
         cfg.scale = 2.0
         with pytest.raises(StaleCaptureError, match=r"cfg\.scale"):
             scale(X)
+
+
+Weights = collections.namedtuple("Weights", ["data", "boundary"])
+
+
+def test_fields_of_a_named_tuple_rebound() -> None:
+    """``weight.boundary`` of a named tuple reads its item through a descriptor: a record made
+    again with another number is stale, one made again with equal numbers is not."""
+    weight = Weights(1.0, 100.0)
+
+    with guard.guarding("error"):
+
+        @jax.jit
+        def loss(x: Any) -> Any:
+            return weight.data * x + weight.boundary  # noqa: JC101 - what the guard is tested on
+
+        loss(X)
+        weight = Weights(1.0, 100.0)
+        assert loss(X).tolist() == [100.0, 101.0, 102.0]
+        weight = Weights(1.0, 10.0)
+        with pytest.raises(StaleCaptureError, match=r"weight\.boundary"):
+            loss(X)
 
 
 def test_a_function_the_object_holds_is_read_as_that_attribute() -> None:

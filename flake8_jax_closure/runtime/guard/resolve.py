@@ -91,6 +91,17 @@ def _plain_instance_attribute(value: Any, name: str) -> bool:
     return True
 
 
+def _named_tuple(value: Any) -> bool:
+    """A ``namedtuple`` or ``typing.NamedTuple`` instance: a tuple whose fields are its items,
+    read by name through descriptors that only index it."""
+    owner = type(value)
+    return (
+        isinstance(value, tuple)
+        and isinstance(getattr(owner, "_fields", None), tuple)
+        and owner.__getitem__ is tuple.__getitem__
+    )
+
+
 def _same_as_stored(value: Any, name: str, instance: Any) -> bool:
     try:
         return getattr(value, name) is instance[name]
@@ -137,14 +148,18 @@ def _follow(root: Any, steps: tuple[Step, ...]) -> _Followed | None:
                 break
             following = value.get(key, MISSING)
             kind = "item"
-        elif type(value) in (list, tuple):
-            if step_kind != ITEM or not isinstance(key, int):
+        elif type(value) in (list, tuple) or _named_tuple(value):
+            if step_kind == ATTR and key in getattr(type(value), "_fields", ()):
+                following = getattr(value, key)  # a named tuple's field: its item
+                kind = "attribute"
+            elif step_kind != ITEM or not isinstance(key, int):
                 break
-            try:
-                following = value[key]
-            except IndexError:
-                return None
-            kind = "item"
+            else:
+                try:
+                    following = value[key]
+                except IndexError:
+                    return None
+                kind = "item"
         elif is_numpy_array(value) or is_jax_array(value):
             break
         elif step_kind == ATTR and _plain_instance_attribute(value, key):
