@@ -20,6 +20,7 @@ from .facts.model import (
 from .facts.queries import Facts
 from .layout import LAYOUT_FIELDS, returns_from_arguments, stored_by, updated_at
 from .names import FUNCTIONAL_PACKAGES, REF_CONSTRUCTORS
+from .records import makes_record
 
 
 def initial_bindings(bindings: list[Binding], owner: Scope) -> list[Binding]:
@@ -127,7 +128,10 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS:
             return True
-        return _pure_library(facts.qualified_name(scope, node.func))
+        # ``Weights(1.0, 10.0)``: a record of its arguments, which ``ast.walk`` checks too.
+        return _pure_library(facts.qualified_name(scope, node.func)) or makes_record(
+            facts, scope, node
+        )
     if isinstance(node, ast.Attribute):
         # ``jnp.float32``, ``np.pi``, ``jnp.ones``: an attribute of an imported module. Any
         # other attribute (``cfg.lr``, ``config.LR`` of a module of the project) may be set
@@ -146,7 +150,11 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
         if owner.kind is not ScopeKind.MODULE or facts.mutations_of(owner, node.id):
             return False
         if len(bound) == 1:
-            return bound[0].kind is BindingKind.ASSIGN and not bound[0].loops
+            # A class or function defined once is one object (a record class made again).
+            return (
+                bound[0].kind in (BindingKind.ASSIGN, BindingKind.CLASS, BindingKind.DEF)
+                and not bound[0].loops
+            )
         return depth < _SAME_VALUE_DEPTH and same_value_everywhere(facts, bound, depth + 1)
     return True
 

@@ -20,6 +20,7 @@ from .bindings import same_tree
 from .callgraph.events import Event, EventKind
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
+from .names import PARTIAL
 
 _OPTIMISERS = ("optax.", "jax.example_libraries.optimizers.", "jax.experimental.optimizers.")
 _DEPTH = 4  # names followed back from an argument: ``state = create(params=params)``
@@ -51,7 +52,7 @@ def arguments_remade(
             ) and not _handed_remade(facts, use, change, made_by, reach or []):
                 return False
             continue
-        call = facts.parent(use.node) if use.node is not None else None
+        call = _call_of(facts, use)
         if (
             use.kind is not EventKind.RUN
             or use.via is not None
@@ -59,13 +60,22 @@ def arguments_remade(
             or not isinstance(call, ast.Call)
         ):
             return False
-        arguments = [*call.args, *(k.value for k in call.keywords)]
         if not any(
             _made_by(facts, use.driver, argument, made_by, change.at, use.at, _DEPTH)
-            for argument in arguments
+            for argument in _arguments(facts, use.driver, call)
         ):
             return False
     return True
+
+
+def _arguments(facts: Facts, driver: Scope, call: ast.Call) -> list[ast.expr]:
+    """What the compiled function is called with: the call's arguments, and those bound by a
+    ``partial`` called at once (``partial(loss, params)(x)``)."""
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    inner = call.func
+    if isinstance(inner, ast.Call) and facts.qualified_name(driver, inner.func) == PARTIAL:
+        arguments += [*inner.args[1:], *(k.value for k in inner.keywords)]
+    return arguments
 
 
 def _remade_inside(

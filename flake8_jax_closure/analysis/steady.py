@@ -12,6 +12,7 @@ import ast
 from .bindings import pure_library_call
 from .facts.model import Binding, BindingKind, Mutation
 from .facts.queries import Facts
+from .records import makes_record
 
 # Calls that compute a value only from their arguments.
 _PURE_CALLS = frozenset(
@@ -54,7 +55,11 @@ def same_in_every_pass(facts: Facts, change: Binding | Mutation, loop: ast.AST) 
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.Call):
-            if not _pure(node.func) and not pure_library_call(facts, change.scope, node):
+            if not (
+                _pure(node.func)
+                or pure_library_call(facts, change.scope, node)
+                or makes_record(facts, change.scope, node)
+            ):
                 return False
         elif isinstance(node, ast.Attribute):
             continue

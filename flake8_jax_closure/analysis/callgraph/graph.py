@@ -86,8 +86,13 @@ class CallGraph:
                 uses = self.uses_of_function(driver)
                 if uses.outside:
                     reach.add_entry(driver)
+                per_run = _objects_made_per_run(reach, driver)
                 for use in sorted(uses.events, key=_in_code_order):
-                    reach.events.append(replace(use, via=driver))
+                    lifted = replace(use, via=driver)
+                    if per_run and use.kind is EventKind.RUN:
+                        # Each call of the driver makes its own objects: a call is an object.
+                        lifted = replace(lifted, origin=use.at)
+                    reach.events.append(lifted)
                     pending.append(use.driver)
             returned = [e for e in reach.events if self._returned(e)]
             for event in returned:
@@ -179,3 +184,11 @@ class CallGraph:
 
 def _in_code_order(event: Event) -> tuple[Pos, Pos, str]:
     return (event.driver.start, event.at, event.kind.value)
+
+
+def _objects_made_per_run(reach: Reach, driver: Scope) -> bool:
+    """Every use of the object in ``driver`` calls one that a call there of the function making
+    it returned (``train = make_train(config); train(x)``), and none hands it on: each run of
+    ``driver`` makes and uses objects of its own, so two calls of ``driver`` never share one."""
+    events = [e for e in reach.events if e.driver is driver]
+    return bool(events) and all(e.kind is EventKind.RUN and e.origin is not None for e in events)
