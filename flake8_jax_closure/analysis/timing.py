@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..diagnostics import Role, WitnessStep
-from .callgraph.events import Event, EventKind, Reach, level
+from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
@@ -525,7 +525,9 @@ def stale_path(
             use = min(calls or in_loop, key=_at)
             line = loop.lineno  # type: ignore[attr-defined]
             return _path(use, event, use, f"next pass of the loop at line {line}")
-        if here and _repeats(graph, event.driver, life):
+        # A driver each run of which calls only objects it made itself (``fn = make(cfg);
+        # fn(x)``) uses a new object when it runs again: no repeat reuses this run's trace.
+        if here and _repeats(graph, event.driver, life) and not all(map(made_in_its_run, here)):
             # The next run uses the object traced in this run, before or after the change.
             if varies or any(u.at < event.at for u in here):
                 next_run = _next_run(graph, event.driver, _per_object(life))

@@ -88,3 +88,18 @@ def event_at(
     at = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
     driver, at, loops = level(site_scope, at, loops)
     return Event(driver, at, loops, kind, node=node)
+
+
+def made_in_its_run(event: Event) -> bool:
+    """The event calls an object that a call in its own driver's body returned (``fn =
+    make(config)`` then ``fn(x)`` in the same function), from a function each call of which
+    makes a new object: every run of the driver calls one of its own."""
+    driver = event.driver
+    if event.kind is not EventKind.RUN or event.origin is None:
+        return False
+    if driver.kind not in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+        return False
+    node = driver.node
+    first = getattr(node, "lineno", 0)
+    last = getattr(node, "end_lineno", None) or first
+    return first <= event.origin[0] <= last

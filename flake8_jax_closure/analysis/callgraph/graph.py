@@ -17,7 +17,7 @@ from ..compiled import CompiledFunction, Form
 from ..facts.model import Pos, Scope, ScopeKind
 from ..facts.queries import Facts
 from .classes import ObjectClasses
-from .events import Event, EventKind, Reach, event_at
+from .events import Event, EventKind, Reach, event_at, made_in_its_run
 from .functions import FunctionUses, Uses
 from .holders import HolderEvents
 
@@ -191,4 +191,4 @@ def _objects_made_per_run(reach: Reach, driver: Scope) -> bool:
     it returned (``train = make_train(config); train(x)``), and none hands it on: each run of
     ``driver`` makes and uses objects of its own, so two calls of ``driver`` never share one."""
     events = [e for e in reach.events if e.driver is driver]
-    return bool(events) and all(e.kind is EventKind.RUN and e.origin is not None for e in events)
+    return bool(events) and all(made_in_its_run(e) for e in events)
