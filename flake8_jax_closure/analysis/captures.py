@@ -601,22 +601,23 @@ class CaptureAnalysis:
     def _fed_through_helpers(
         self, compiled: Scope, mutations: list[Mutation], reads: list[Read]
     ) -> list[tuple[str, ...]]:
-        """The paths the compiled function stores from its own arguments through functions it
-        calls before reading the variable: ``b.set_params(E)`` where ``set_params`` stores its
-        parameter (``self.E = E``), or a plain helper storing its argument (``def
-        set_speed(s): env.layer.speed = s``), called unconditionally in the compiled
-        function's body. Each trace stores a tracer of its own call there before reading it,
-        so what any other code stores there never reaches a compiled result (``model.params =
-        params`` in the body itself, through helpers). Not when the compiled function reads
+        """The paths the compiled function stores from its own arguments, or a constant,
+        through functions it calls before reading the variable: ``b.set_params(E)`` where
+        ``set_params`` stores its parameter (``self.E = E``), a plain helper storing its
+        argument (``def set_speed(s): env.layer.speed = s``) or a constant (``MODEL.charges =
+        True``), called unconditionally in the compiled function's body. Each trace stores a
+        tracer of its own call (or that constant) there before reading it, so what any other
+        code stores there never reaches a compiled result (``model.params = params`` in the
+        body itself, through helpers). Not when the compiled function reads
         the variable before that call (a recurrent state: ``out = x + state.prev;
         remember(x)``): the first trace read what was there."""
         return [
             mutation.path
             for mutation in mutations
-            if mutation.path and self._stores_own_argument(mutation, compiled, reads)
+            if mutation.path and self._stores_own_value(mutation, compiled, reads)
         ]
 
-    def _stores_own_argument(self, mutation: Mutation, compiled: Scope, reads: list[Read]) -> bool:
+    def _stores_own_value(self, mutation: Mutation, compiled: Scope, reads: list[Read]) -> bool:
         function = mutation.scope
         if (
             function.kind is not ScopeKind.FUNCTION
@@ -629,10 +630,9 @@ class CaptureAnalysis:
         parent = function.parent
         is_method = parent is not None and parent.kind is ScopeKind.CLASS
         arguments = set(function.params[1:] if is_method else function.params)
-        if not any(
-            isinstance(node, ast.Name) and node.id in arguments for node in ast.walk(mutation.value)
-        ):
-            return False
+        names = [node.id for node in ast.walk(mutation.value) if isinstance(node, ast.Name)]
+        if names and not any(name in arguments for name in names):
+            return False  # a constant is stored by every trace alike
         entries = self._calls_inside(function, compiled, frozenset())
         if not entries:
             return False
