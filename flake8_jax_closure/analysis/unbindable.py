@@ -1,4 +1,4 @@
-"""Calls whose arguments cannot bind to the compiled function's parameters.
+"""Calls whose arguments cannot bind to the parameters of the function they call.
 
 ``step(w, batch=b, lr=0.1)`` of ``def step(w, batch)`` raises ``TypeError`` before JAX traces
 anything (``jax.jit`` binds the arguments to the Python function's signature first): such a
@@ -21,13 +21,18 @@ def cannot_bind(site: CompiledFunction, call: ast.Call, method: bool) -> bool:
     """Whether ``call`` of the compiled object of ``site`` always raises ``TypeError`` for its
     arguments. ``method``: the call binds the object it is made on as the first parameter
     (``self.apply(x)`` of a compiled method or class attribute)."""
-    if not _plain_signature(site):
-        return False
+    return _plain_signature(site) and arguments_cannot_bind(site.function.args, call, method)
+
+
+def arguments_cannot_bind(arguments: ast.arguments, call: ast.Call, method: bool = False) -> bool:
+    """Whether ``call`` of a function with these parameters always raises ``TypeError`` for its
+    arguments (a keyword it does not take, a value given twice, too many or too few), before
+    the function's body runs. ``method``: the call binds the object as the first parameter."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
         return False
-    signature = _signature(site.function.args)
+    signature = _signature(arguments)
     positional = [_ANY] * (len(call.args) + (1 if method else 0))
     keywords = {k.arg: _ANY for k in call.keywords if k.arg is not None}
     try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..facts.model import Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
+from ..unbindable import arguments_cannot_bind
 from .classes import ObjectClasses
 from .events import Event, EventKind, event_at
 from .holders import HolderEvents, single_name
@@ -79,6 +80,19 @@ class FunctionUses:
             uses.outside = True
         return uses
 
+    def _raises_on_binding(self, function: Scope, name: ast.AST) -> bool:
+        """``run(num_steps=3)`` of an undecorated ``def run(steps)``, called by its name: Python
+        binds the arguments before the body runs and raises ``TypeError``."""
+        call = self.facts.parent(name)
+        node = function.node
+        return (
+            isinstance(call, ast.Call)
+            and call.func is name
+            and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not node.decorator_list
+            and arguments_cannot_bind(node.args, call)
+        )
+
     def is_compile_or_known(self, scope: Scope, decorator: ast.expr) -> bool:
         """Decorators that do not hand the function to unknown code."""
         expr = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -105,6 +119,8 @@ class FunctionUses:
             and (r.scope.function() is not binder.function() or function.start < r.start < until)
         ]
         for read in refs:
+            if self._raises_on_binding(function, read.node):
+                continue  # ``TypeError`` before the body runs: the call runs nothing
             uses.events.extend(self.holders.read_events(read, set()))
         if not refs and binder.kind is ScopeKind.MODULE and not self._in_script(function):
             uses.outside = True
