@@ -68,8 +68,6 @@ KNOWN_MISMATCHES |= {
     "initialisation and accepts the value drawn again later",
     "lazy-closure--reset": "the guard never stops it: it takes the trace's own lazy store for "
     "initialisation and accepts the value reset later",
-    "named-tuple-list--in-place": "the guard never stops it: it does not look inside the fields "
-    "of a NamedTuple whose bound method is compiled",
     "setter-first--read-then-stored": "the guard never stops it: the trace stores its own tracer "
     "where it read the value, and the guard takes that store for the trace's own state",
 }
