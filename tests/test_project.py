@@ -398,3 +398,59 @@ def test_a_function_another_module_runs_makes_its_path_a_witness(
     script = project / "scripts" / "run.py"
     script.write_text("from pkg.loop import train\n\ntrain([1.0, 2.0])\n")
     assert [f["code"] for f in _check("--select", "JC", target)] == ["JC102"]
+
+
+LOADER = """import numpy as np
+
+
+def load_dataset(arrays, batch_size):
+    num_records = len(arrays)
+
+    def init():
+        return num_records // batch_size, np.random.permutation(num_records)
+
+    def grow(extra):
+        {grow}
+
+    return init, grow
+"""
+EPOCHS = """import jax
+import numpy as np
+from jax import lax
+
+from pkg.data import load_dataset
+
+
+def main():
+    train_init, grow = load_dataset(np.ones((8, 3)), 4)
+    num_train, train_idx = train_init()
+
+    @jax.jit
+    def epoch(total):
+        return lax.fori_loop(0, num_train, lambda i, acc: acc + 1.0, total)
+
+    total = 0.0
+    for _ in range(3):
+        num_train, train_idx = train_init()
+        total = epoch(total)
+        grow(4)
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("grow", "findings"),
+    [("print(extra)", 0), ("nonlocal num_records\n        num_records += extra", 1)],
+)
+def test_a_count_a_closure_of_another_module_fixes_is_the_same_each_pass(
+    project: Path, grow: str, findings: int
+) -> None:
+    """``num_train, idx = train_init()`` in each epoch, where ``train_init`` is the closure a
+    loader of another module returned: its count is fixed when the loader made it, unless the
+    loader's other closure changes what it is computed from (``nonlocal``)."""
+    (project / "pkg" / "data.py").write_text(LOADER.replace("{grow}", grow))
+    script = project / "scripts" / "epochs.py"
+    script.write_text(EPOCHS)
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC101", "num_train")] * findings

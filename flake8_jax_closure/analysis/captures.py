@@ -146,8 +146,10 @@ class CaptureAnalysis:
     ) -> None:
         self.facts = facts
         self.graph = graph
-        # The project's other modules: what a method of a class one of them defines reads.
+        # The project's other modules: what a method of a class one of them defines reads,
+        # and the functions they define.
         self.project = project
+        self._elsewhere = None if project is None else project.function_def
         self.compiled_functions = {id(site.function) for site in compiled}
         # Defs whose name is the compiled object itself (``@jax.jit def inner``): a call of the
         # name inside compiled code traces the def there.
@@ -546,7 +548,7 @@ class CaptureAnalysis:
             reach = self.change_reach(change, barrier)
             path = stale_path(
                 self.graph, life, reach, _varies(change), retraced_by_shape,
-                steady=partial(same_in_every_pass, facts, change),
+                steady=partial(same_in_every_pass, facts, change, elsewhere=self._elsewhere),
             )  # fmt: skip
             if path is None:
                 continue

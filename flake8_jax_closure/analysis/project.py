@@ -236,6 +236,7 @@ class ProjectIndex:
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
         self._by_module: dict[str, list[Path]] | None = None
         self._exported: dict[tuple[Path, int, str], Exports] = {}
+        self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
         self._fingerprint: bytes | None = None
 
     def files(self) -> list[Path]:
@@ -325,6 +326,22 @@ class ProjectIndex:
         if key not in self._reads:
             self._reads[key] = _class_method_reads(text, class_name, method)
         return self._reads[key]
+
+    def function_def(self, module: Path, qualified: str) -> ast.FunctionDef | None:
+        """The ``def`` of the function ``qualified`` (``pkg.data.load``, or ``.data.load``
+        relative to ``module``) names, when a module of the project defines it once at its
+        top level, undecorated; None otherwise."""
+        module_name, _, name = qualified.rpartition(".")
+        if module_name.startswith("."):
+            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        path = self._module_file(module_name)
+        if path is None:
+            return None
+        text = self._text(path)
+        key = (path, hash(text), name)
+        if key not in self._functions:
+            self._functions[key] = _module_function(text, name)
+        return self._functions[key]
 
     def _class_home(self, module: str, name: str, hops: int) -> tuple[Path, str] | None:
         """The file defining the class ``name`` that ``module`` gives, and its name there,
@@ -526,6 +543,9 @@ class ProjectView:
     def called_elsewhere(self, qualified: str) -> bool:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
 
+    def function_def(self, qualified: str) -> ast.FunctionDef | None:
+        return None if self.index is None else self.index.function_def(self.module, qualified)
+
 
 def _absolute(relative: str, module: str) -> str:
     """``pkg.model`` for ``.model`` imported in ``pkg.train``; ``..`` goes one package up."""
@@ -558,6 +578,35 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
         return paths_read_by(facts, classes[0], method)
     finally:
         facts.release()
+
+
+def _module_function(text: str, name: str) -> ast.FunctionDef | None:
+    """The module-level ``def name``, when it is the only binding of the name there."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    found: list[ast.FunctionDef] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == name:
+            found.append(statement)
+        elif any(
+            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+            for node in ast.walk(statement)
+        ) or (
+            isinstance(statement, (ast.Import, ast.ImportFrom, ast.ClassDef))
+            and name in _bound_by(statement)
+        ):
+            return None
+    if len(found) != 1 or found[0].decorator_list:
+        return None
+    return found[0]
+
+
+def _bound_by(statement: ast.Import | ast.ImportFrom | ast.ClassDef) -> set[str]:
+    if isinstance(statement, ast.ClassDef):
+        return {statement.name}
+    return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
 
 
 def _readable(path: Path) -> bool:

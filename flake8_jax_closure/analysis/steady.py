@@ -12,6 +12,7 @@ import ast
 from .bindings import pure_library_call
 from .facts.model import Binding, BindingKind, Mutation
 from .facts.queries import Facts
+from .fixed_results import FunctionFinder, fixed_call_result
 from .records import makes_record
 
 # Calls that compute a value only from their arguments.
@@ -36,18 +37,26 @@ _VALUE_NODES = (
 )
 
 
-def same_in_every_pass(facts: Facts, change: Binding | Mutation, loop: ast.AST) -> bool:
+def same_in_every_pass(
+    facts: Facts,
+    change: Binding | Mutation,
+    loop: ast.AST,
+    elsewhere: FunctionFinder | None = None,
+) -> bool:
     """Whether the change is ``name = <expression>`` whose value nothing in ``loop`` can make
     different: plain arithmetic of names, their attributes and constant items, and pure calls
     (also of ``jax.numpy``, ``jax.random`` and optimiser constructors), where nothing in the
-    loop rebinds those names or changes them in place."""
+    loop rebinds those names or changes them in place; or ``n, idx = init()``, an item a
+    closure's factory fixed (``fixed_results``; ``elsewhere`` finds a factory another module
+    of the project defines)."""
     if not isinstance(change, Binding) or change.kind is not BindingKind.ASSIGN:
         return False
     if not any(own is loop for own in change.loops):
         return False  # set by a function the loop calls: from what each call is given
     value = change.value
     if value is None:
-        return False
+        # ``num_train, idx = train_init()``: the count a closure's factory fixed.
+        return fixed_call_result(facts, change.scope, change.node, change.name, elsewhere)
     first = loop.lineno  # type: ignore[attr-defined]
     last = loop.end_lineno or first  # type: ignore[attr-defined]
     names: set[str] = set()
