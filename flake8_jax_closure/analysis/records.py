@@ -5,7 +5,8 @@
 making it again from the same inputs gives an equal object, whose fields (and, for a linen
 module, whose ``apply``) a compiled function reads the same way. A class with its own
 ``__init__``, ``__post_init__`` or ``__new__`` may do anything there (draw random weights, read a
-file), so it is not one.
+file), so it is not one; nor is one with a field whose default each instance makes anew
+(``field(default_factory=...)``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def _record_class(facts: Facts, scope: Scope, node: ast.ClassDef, depth: int) ->
         for statement in node.body
     ):
         return False
+    if any(_made_per_instance(statement) for statement in node.body):
+        return False
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if facts.qualified_name(scope, target) in _RECORD_DECORATORS:
@@ -74,6 +77,17 @@ def _record_class(facts: Facts, scope: Scope, node: ast.ClassDef, depth: int) ->
             and _record_name(facts, scope, base.id, depth + 1)
         )
         for base in node.bases
+    )
+
+
+def _made_per_instance(statement: ast.stmt) -> bool:
+    """``key: Array = field(default_factory=new_key)``: a field whose default each instance
+    makes anew, which need not be equal from one instance to the next."""
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+        return False
+    return any(
+        isinstance(node, ast.keyword) and node.arg == "default_factory"
+        for node in ast.walk(statement.value)
     )
 
 
