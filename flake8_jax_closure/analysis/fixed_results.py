@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from .facts.model import BindingKind, Scope
+from .facts.model import Binding, BindingKind, Scope
 from .facts.queries import Facts
 
 # Finds the ``def`` of a function another module of the project defines, by qualified name.
@@ -102,14 +102,10 @@ def _made_by_factory(
 ) -> tuple[ast.FunctionDef, int | None] | None:
     """The factory whose call bound ``name`` (once, outside any loop), and the position of
     ``name`` in what it returned (None: the whole result)."""
-    owner = facts.resolve(scope, name)
-    bindings = facts.bindings_of(owner, name)
-    if len(bindings) != 1:
+    owner, binding = _only_binding(facts, scope, name)
+    if binding is None or binding.kind is not BindingKind.ASSIGN or binding.loops:
         return None
-    binding = bindings[0]
     statement = binding.node
-    if binding.kind is not BindingKind.ASSIGN or binding.loops:
-        return None
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return None
     target = statement.targets[0]
@@ -126,17 +122,22 @@ def _made_by_factory(
 def _function_named(
     facts: Facts, scope: Scope, name: str, elsewhere: FunctionFinder | None
 ) -> ast.FunctionDef | None:
-    owner = facts.resolve(scope, name)
-    bindings = facts.bindings_of(owner, name)
-    if len(bindings) != 1:
+    _, binding = _only_binding(facts, scope, name)
+    if binding is None:
         return None
-    binding = bindings[0]
     node = binding.node
     if binding.kind is BindingKind.DEF and isinstance(node, ast.FunctionDef):
         return None if node.decorator_list else node
     if binding.kind is BindingKind.IMPORT and binding.imported and elsewhere is not None:
         return elsewhere(binding.imported)
     return None
+
+
+def _only_binding(facts: Facts, scope: Scope, name: str) -> tuple[Scope, Binding | None]:
+    """Where ``name`` is bound, and its one binding there (None when it has several)."""
+    owner = facts.resolve(scope, name)
+    bindings = facts.bindings_of(owner, name)
+    return owner, bindings[0] if len(bindings) == 1 else None
 
 
 def _returns(function: ast.FunctionDef) -> Iterator[ast.Return]:
