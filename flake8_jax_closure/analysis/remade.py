@@ -48,7 +48,7 @@ def arguments_remade(
     for use in after:
         if use.via is not None and use.kind is EventKind.RUN and use.driver is change.driver:
             if not _remade_inside(
-                facts, use.via, change.driver, made_by, reach or []
+                facts, use.via, change, use.at, made_by, reach or []
             ) and not _handed_remade(facts, use, change, made_by, reach or []):
                 return False
             continue
@@ -79,11 +79,19 @@ def _arguments(facts: Facts, driver: Scope, call: ast.Call) -> list[ast.expr]:
 
 
 def _remade_inside(
-    facts: Facts, function: Scope, driver: Scope, made_by: frozenset[str], reach: list[Event]
+    facts: Facts,
+    function: Scope,
+    change: Event,
+    called_at: Pos,
+    made_by: frozenset[str],
+    reach: list[Event],
 ) -> bool:
     """Each compiled call in ``function`` passes an argument that ``function`` made, before
     the call, with an initialiser of the new value (the global ``init_fn``, not a local
-    of that name)."""
+    of that name); or, for a function defined in the driver's code (``lambda flat:
+    loss(unflatten(tree, flat))``), one that reads a name the driver bound between the change
+    and ``called_at``, where it runs the function, to what the initialiser made."""
+    driver = change.driver
     inner = [e for e in reach if e.driver is function]
     makers = frozenset(
         name for name in made_by if facts.resolve(function, name) is facts.resolve(driver, name)
@@ -109,10 +117,36 @@ def _remade_inside(
             continue
         if not any(
             _made_by(facts, function, argument, makers, start, use.at, _DEPTH)
+            or _reads_made_outside(facts, function, change, called_at, argument, made_by)
             for argument in arguments
         ):
             return False
     return True
+
+
+def _reads_made_outside(
+    facts: Facts,
+    function: Scope,
+    change: Event,
+    called_at: Pos,
+    argument: ast.expr,
+    made_by: frozenset[str],
+) -> bool:
+    """``argument`` reads a name of the driver (not one of ``function``'s own: a lambda's
+    parameter of the same name is another variable) that the driver bound between the change
+    and ``called_at`` to what the new value's initialiser made: ``tree`` of ``flat, tree =
+    tree_flatten(params)`` after ``params = net.init(key, x)``. The structure JAX keys its
+    traces on is then the new network's."""
+    driver = change.driver
+    if function.parent is not driver:
+        return False
+    return any(
+        isinstance(node, ast.Name)
+        and isinstance(node.ctx, ast.Load)
+        and facts.resolve(function, node.id) is facts.resolve(driver, node.id)
+        and _made_by(facts, driver, node, made_by, change.at, called_at, _DEPTH)
+        for node in ast.walk(argument)
+    )
 
 
 def _call_of(facts: Facts, use: Event) -> ast.Call | None:
