@@ -87,6 +87,13 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
 
 
+def unchanging_value(facts: Facts, scope: Scope, value: ast.expr) -> bool:
+    """``value``, evaluated in ``scope``, gives the same value every time: constants, names
+    the module binds once outside any loop, pure functions of a library applied to them
+    (``grid`` of ``grid = jnp.linspace(0, 200, 3)``)."""
+    return all(_unchanging(facts, scope, node) for node in ast.walk(value))
+
+
 def _assigned(binding: Binding) -> tuple[ast.AST, ast.expr] | None:
     """What identifies the assignment (the whole statement when it unpacks a tuple: the name
     gets the same element of the same expression), and the expression assigned."""

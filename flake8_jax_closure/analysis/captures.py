@@ -34,6 +34,7 @@ from .bindings import (
     names_module,
     same_import,
     same_value_everywhere,
+    unchanging_value,
     updates_traced_setting,
     waits_for_itself,
 )
@@ -633,8 +634,10 @@ class CaptureAnalysis:
         is_method = parent is not None and parent.kind is ScopeKind.CLASS
         arguments = set(function.params[1:] if is_method else function.params)
         names = [node.id for node in ast.walk(mutation.value) if isinstance(node, ast.Name)]
-        if names and not any(name in arguments for name in names):
-            return False  # a constant is stored by every trace alike
+        if not any(name in arguments for name in names) and not unchanging_value(
+            self.facts, function, mutation.value
+        ):
+            return False  # neither the call's own value nor one every trace stores alike
         entries = self._calls_inside(function, compiled, frozenset())
         if not entries:
             return False
