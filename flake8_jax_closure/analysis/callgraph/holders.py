@@ -16,6 +16,7 @@ from dataclasses import replace
 from ..facts.model import AttributeRef, BindingKind, Pos, Read, Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
+from ..unbindable import arguments_cannot_bind
 from .classes import ObjectClasses
 from .events import END, Event, EventKind, event_at
 
@@ -171,6 +172,8 @@ class HolderEvents:
             if self._looks_at(scope, parent):
                 return
             callee = facts.qualified_name(scope, parent.func)
+            if self._raises_on_binding(scope, parent):
+                return  # ``TypeError`` before the callee's body runs: nothing uses it
             if self._is_local_function(scope, parent.func) or self._calls_now(
                 scope, parent, callee
             ):
@@ -393,6 +396,22 @@ class HolderEvents:
             isinstance(func, ast.Name)
             and func.id in _BUILTINS_LOOKING_AT
             and not self.facts.bindings_of(self.facts.resolve(scope, func.id), func.id)
+        )
+
+    def _raises_on_binding(self, scope: Scope, call: ast.Call) -> bool:
+        """``render(fn, key, rays)`` of a ``def render(fn, rng, state, rays)`` of the code,
+        undecorated wherever it is defined: Python binds the arguments before the body runs,
+        and raises ``TypeError``."""
+        callee = call.func
+        if not isinstance(callee, ast.Name):
+            return False
+        bindings = self.facts.bindings_of(self.facts.resolve(scope, callee.id), callee.id)
+        definitions = [b.node for b in bindings]
+        return bool(definitions) and all(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not node.decorator_list
+            and arguments_cannot_bind(node.args, call)
+            for node in definitions
         )
 
     def _is_local_function(self, scope: Scope, callee: ast.expr) -> bool:
