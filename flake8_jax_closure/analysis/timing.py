@@ -911,10 +911,10 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     node = change.node
     if not life.fresh or made is None or node is None or life.maker is not change.driver:
         return False
-    statement, block = _statement_in_block(change.driver.node, node)
+    statement, _ = _statement_in_block(change.driver.node, node)
     if statement is None or _guarded(change.driver.node, statement):
         return False  # a ``try`` or ``with`` may go on after a statement between them raises
-    later = block[next(i for i, st in enumerate(block) if st is statement) + 1 :]
+    later = _runs_next(change.driver.node, statement)
     making = next((st for st in later if _contains_expression(st, made)), None)
     if making is None or not _makes_here(making, made):
         return False
@@ -931,11 +931,42 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     return not any(change.at < use.at < made_at for use in uses)
 
 
+def _runs_next(root: ast.AST, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements that run after ``statement``, in order, as long as nothing branches: the
+    rest of its block, and when that block is a branch of an ``if``, what follows the ``if``
+    (``if dir_enc: mask = a else: mask = b`` then ``def render...``), and so on outwards."""
+    following: list[ast.stmt] = []
+    current = statement
+    while True:
+        holder, block = _holder_of(root, current)
+        following += block[next(i for i, st in enumerate(block) if st is current) + 1 :]
+        if not isinstance(holder, ast.If):
+            return following
+        current = holder
+
+
+def _holder_of(root: ast.AST, statement: ast.stmt) -> tuple[ast.AST | None, list[ast.stmt]]:
+    """The node whose statement list holds ``statement``, and that list."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(child is statement for child in block):
+                return node, block
+    return None, [statement]
+
+
 def _cannot_raise(statement: ast.stmt) -> bool:
-    """``pass``, a docstring, or a constant bound to a name: runs straight through, where a
+    """``pass``, a docstring, a constant bound to a name, or an undecorated ``def`` whose
+    defaults are constants (it only binds a new function): runs straight through, where a
     branch may ``continue`` and any call may raise to a caller that goes on."""
     if isinstance(statement, ast.Pass):
         return True
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = statement.args
+        defaults = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+        return not statement.decorator_list and all(
+            isinstance(default, ast.Constant) for default in defaults
+        )
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Constant)
     return (
@@ -946,13 +977,16 @@ def _cannot_raise(statement: ast.stmt) -> bool:
 
 
 def _calls_name(use: Event, name: str) -> bool:
-    """The use calls the object by the name it is bound to (``update(w)``), or runs a
-    function that does (``via``)."""
+    """The use calls the object by the name it is bound to (``update(w)``), hands on what the
+    name holds then (``render(step)``, ``partial(step, params)``), or runs a function that
+    does (``via``)."""
     if use.via is not None:
         return True
     node = use.node
     if isinstance(node, ast.Call):
-        node = node.func
+        function = node.func
+        word = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        node = node.args[0] if word == "partial" and node.args else function
     return use.kind is EventKind.RUN and isinstance(node, ast.Name) and node.id == name
 
 
