@@ -45,6 +45,7 @@ from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import (
+    AttributeRef,
     BindingKind,
     Mutation,
     Read,
@@ -653,6 +654,8 @@ class MethodCaptureAnalysis:
             # A method that runs at most once per object cannot repeat the change after a
             # trace: only a compiled call before its one run makes it stale.
             once = self._runs_once(cls, method)
+            if once and _changed_before_every_use(life.reach, reach):
+                continue  # lazy set-up: the first compiled call of each object follows it
             path = stale_path(self.graph, life, reach, varies=not once)
             if path is not None:
                 yield mutation, path
@@ -699,13 +702,18 @@ class MethodCaptureAnalysis:
             found.append(made)
         return found
 
-    def _runs_once(self, cls: ClassFacts, method: Scope) -> bool:
+    def _runs_once(self, cls: ClassFacts, method: Scope, depth: int = 3) -> bool:
         """Whether the method runs at most once per object: every call of it is under
         ``if self.F is None:`` (or ``if not self.F:``, ``if not hasattr(self, "F")``), it sets
-        ``self.F`` to something else on every run, and only construction sets ``F`` besides."""
+        ``self.F`` to something else on every run, and only construction sets ``F`` besides;
+        or every call of it is a statement of a method that runs at most once, outside any
+        loop there (``_make_opt()`` called by ``_initialize_train``, itself run under ``if
+        self._train_input is None:``)."""
         refs = self.facts.attribute_refs(method.name)
         if not refs or not all(ref.called for ref in refs):
             return False
+        if self._called_by_once_only(cls, method, refs, depth):
+            return True
         flags: set[str] = set()
         for ref in refs:
             caller = enclosing_method(ref.scope, cls.scope)
@@ -732,6 +740,20 @@ class MethodCaptureAnalysis:
             if sets_it and others and every_call_guarded:
                 return True
         return False
+
+    def _called_by_once_only(
+        self, cls: ClassFacts, method: Scope, refs: list[AttributeRef], depth: int
+    ) -> bool:
+        if depth == 0:
+            return False
+        callers = []
+        for ref in refs:
+            caller = enclosing_method(ref.scope, cls.scope)
+            if caller is None or caller is method or ref.loops or ref.scope is not caller:
+                return False
+            callers.append(caller)
+        unique = {id(caller): caller for caller in callers}.values()
+        return all(self._runs_once(cls, caller, depth - 1) for caller in unique)
 
     def _replacers(self, cls: ClassFacts, holder: Holder) -> set[Scope]:
         """Methods that replace the compiled object kept in ``self.<attr>`` (``self._step =
@@ -894,3 +916,20 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 
 def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
+
+
+def _changed_before_every_use(uses: Reach, change: Reach) -> bool:
+    """Every use of the compiled object, in every function the project shows it in, follows
+    a change in the same function (``if self._inputs is None: self._initialize_train()``
+    before ``self.train_fn(x)``); the call running both (``experiment.step(x)``) is ordered
+    inside the callee. Nothing outside the code shown uses or changes it."""
+    if uses.escapes or change.escapes or not uses.events:
+        return False
+    return all(
+        any(
+            c.driver is u.driver
+            and (c.at < u.at or (c.at == u.at and c.via is not None and c.via is u.via))
+            for c in change.events
+        )
+        for u in uses.events
+    )
