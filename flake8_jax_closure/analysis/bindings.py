@@ -408,7 +408,28 @@ def keeps_fields_read(facts: Facts, binding: Binding, fields: list[str] | None) 
     assigned = _assigned(binding)
     if assigned is None:
         return False
-    return hands_through(assigned[1], record, fields, facts, binding.scope, binding.at)
+    value = assigned[1]
+    if isinstance(value, ast.Name) and value.id != binding.name:
+        # ``state = new_state`` after ``new_state, metrics = train_step(state, batch)``: the
+        # copy holds what the step made of the record.
+        copied = _latest_before(facts, binding.scope, value.id, binding.at)
+        source = _assigned(copied) if copied is not None else None
+        if copied is None or source is None:
+            return False
+        return rebuild_keeps_fields(source[1], record, fields) or hands_through(
+            source[1], record, fields, facts, binding.scope, copied.at
+        )
+    return hands_through(value, record, fields, facts, binding.scope, binding.at)
+
+
+def _latest_before(facts: Facts, scope: Scope, name: str, at: Pos) -> Binding | None:
+    """The binding of ``name`` by ``scope``'s own code that comes last before ``at``."""
+    earlier = [
+        b
+        for b in facts.bindings_of(facts.resolve(scope, name), name)
+        if b.scope is scope and b.at < at
+    ]
+    return max(earlier, key=lambda b: b.at) if earlier else None
 
 
 def hands_through(
