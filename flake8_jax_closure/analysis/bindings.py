@@ -313,10 +313,14 @@ def fed_from_arguments(
     body = getattr(scope.node, "body", [])
     top = {id(statement) for statement in body} if isinstance(body, list) else set()
     arguments = set(scope.params[1:] if _is_method(scope) else scope.params)
-    first_read = min((r.start for r in reads), default=None)
     fed = []
     for mutation in mutations:
         statement = mutation.node
+        # The store's own target (``self.step`` of ``self.step.msh.cell_conn = c``) names the
+        # object only to reach where it stores.
+        first_read = min(
+            (r.start for r in reads if not _in_target(statement, r.node)), default=None
+        )
         entry = stored_by(mutation) if mutation.value is None else (mutation.value, None)
         value = entry[0] if entry is not None else None
         if (
@@ -336,6 +340,17 @@ def fed_from_arguments(
         ):
             fed.append(mutation.path)
     return fed
+
+
+def _in_target(statement: ast.AST, node: ast.AST) -> bool:
+    """``node`` is part of what a plain assignment ``statement`` stores into."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    else:
+        return False
+    return any(inner is node for target in targets for inner in ast.walk(target))
 
 
 def _method_returns_arguments(scope: Scope, call: ast.expr, index: int) -> bool:

@@ -174,7 +174,16 @@ class MethodCaptureAnalysis:
         ):
             # ``self.params = params`` first in the compiled body: the trace reads the argument.
             mutations = [m for m, _ in self._changes(cls, attribute)]
-            if (f".{attribute}",) in fed_from_arguments(site.scope, mutations, attribute_reads):
+            fed = fed_from_arguments(site.scope, mutations, attribute_reads)
+            if (f".{attribute}",) in fed:
+                continue
+            if fed and all(
+                m.path in fed or (changer is not None and changer.name in cls.construction)
+                for m, changer in self._changes(cls, attribute)
+            ):
+                # ``self.step.msh.cell_conn = cell_conn`` first in the compiled body, and no
+                # other change of ``self.step`` after construction: each trace reads its own
+                # argument there, and the rest of the object never changes.
                 continue
             if self._fed_through_setter(cls, holder, attribute, attribute_reads):
                 continue
@@ -196,10 +205,12 @@ class MethodCaptureAnalysis:
             elsewhere = {
                 id(m) for m in mutations if id(m) in own_writes and _beside(m, attribute_reads)
             }
+            # What the body stores from its own arguments before reading is each trace's own.
+            own_fed = {id(m) for m in mutations if id(m) in own_writes and m.path in fed}
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
                 cls, holder, attribute, life, replacers,
-                own_state | kept | elsewhere, own_writes - kept - elsewhere,
+                own_state | kept | elsewhere | own_fed, own_writes - kept - elsewhere - own_fed,
             ):  # fmt: skip
                 stale.append((change, path))
                 if path.witnessed:
