@@ -939,8 +939,63 @@ def _changed_before_every_use(uses: Reach, change: Reach) -> bool:
     return all(
         any(
             c.driver is u.driver
-            and (c.at < u.at or (c.at == u.at and c.via is not None and c.via is u.via))
+            and (
+                (c.at == u.at and c.via is not None and c.via is u.via)
+                or (c.at < u.at and _set_up_then_used(c, u))
+            )
             for c in change.events
         )
         for u in uses.events
     )
+
+
+def _set_up_then_used(change: Event, use: Event) -> bool:
+    """In their driver's body, the change sits only under tests of an unset flag (``if
+    self._inputs is None:``) and the use under no ``if`` or ``try`` at all (a loop is fine):
+    whenever the use runs, the set-up has run before it, if it ever runs."""
+    body = change.driver.node
+    if change.node is None or use.node is None:
+        return False
+    change_tests = _block_tests(body, change.node, loops=False)
+    use_tests = _block_tests(body, use.node, loops=True)
+    return (
+        change_tests is not None
+        and all(unset_flag(test) is not None for test in change_tests)
+        and use_tests == []
+    )
+
+
+def _block_tests(function: ast.AST, node: ast.AST, loops: bool) -> list[ast.expr] | None:
+    """The tests of the ``if`` statements whose body holds ``node``, from the function's body
+    down; None when ``node`` sits in an ``else`` branch, a ``try``, a ``with`` or (unless
+    ``loops``) a loop."""
+    statements: list[ast.stmt] = list(getattr(function, "body", []))
+    tests: list[ast.expr] = []
+    while True:
+        holder = next((st for st in statements if _holds_node(st, node)), None)
+        if holder is None:
+            return None
+        if isinstance(holder, ast.If) and any(_holds_node(st, node) for st in holder.body):
+            tests.append(holder.test)
+            statements = holder.body
+        elif (
+            loops
+            and isinstance(holder, (ast.For, ast.AsyncFor, ast.While))
+            and any(_holds_node(st, node) for st in holder.body)
+        ):
+            statements = holder.body
+        elif isinstance(holder, _HOLDING_STATEMENTS):
+            return None
+        else:
+            return tests
+
+
+_HOLDING_STATEMENTS = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+    getattr(ast, "TryStar", ast.Try), ast.Match, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef,
+)  # fmt: skip
+
+
+def _holds_node(statement: ast.stmt, node: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(statement))
