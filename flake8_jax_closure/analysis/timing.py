@@ -921,6 +921,11 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     between = later[: next(i for i, st in enumerate(later) if st is making)]
     if not all(_cannot_raise(st) for st in between):
         return False  # ``if skip: continue``, or ``math.log(lr)`` raising to the caller
+    definition = life.definition
+    if definition is None or not (
+        _contains_expression(making, definition) or any(st is definition for st in between)
+    ):
+        return False  # ``jax.jit(render)`` of a ``render`` defined before: the same cache
     name = life.bound_name
     if name is None or not all(_calls_name(use, name) for use in uses):
         return False  # the old object kept elsewhere (``warmup = warmup or update``)
@@ -977,16 +982,13 @@ def _cannot_raise(statement: ast.stmt) -> bool:
 
 
 def _calls_name(use: Event, name: str) -> bool:
-    """The use calls the object by the name it is bound to (``update(w)``), hands on what the
-    name holds then (``render(step)``, ``partial(step, params)``), or runs a function that
-    does (``via``)."""
+    """The use calls the object by the name it is bound to (``update(w)``), or runs a
+    function that does (``via``)."""
     if use.via is not None:
         return True
     node = use.node
     if isinstance(node, ast.Call):
-        function = node.func
-        word = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-        node = node.args[0] if word == "partial" and node.args else function
+        node = node.func
     return use.kind is EventKind.RUN and isinstance(node, ast.Name) and node.id == name
 
 
