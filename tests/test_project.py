@@ -454,3 +454,44 @@ def test_a_count_a_closure_of_another_module_fixes_is_the_same_each_pass(
     script.write_text(EPOCHS)
     found = _check("--no-cache", str(script))
     assert [(f["code"], f["name"]) for f in found] == [("JC101", "num_train")] * findings
+
+
+RENDER = """import jax
+import jax.numpy as jnp
+
+
+def render_image(render_fn, rng, state, rays):
+    return render_fn(rng, rays) * state
+
+{star}
+state = 1.0
+
+
+@jax.jit
+def render_fn(key, rays):
+    return rays * state
+
+
+for step in range(3):
+    state = float(step)
+    print(render_image(render_fn, jax.random.PRNGKey(step), jnp.ones(3)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("star", "findings"),
+    [("", 0), ("from pkg.fast_render import *  # noqa: E402,F403", 1)],
+)
+def test_a_star_import_may_bind_the_called_name_again(
+    project: Path, star: str, findings: int
+) -> None:
+    """``render_image(render_fn, key, rays)`` cannot bind to the module's four-parameter ``def``,
+    so it runs nothing; unless a star import after the ``def`` may bind ``render_image`` to
+    another function, here one of three parameters that calls ``render_fn`` every pass."""
+    (project / "pkg" / "fast_render.py").write_text(
+        "def render_image(render_fn, rng, rays):\n    return render_fn(rng, rays)\n"
+    )
+    script = project / "scripts" / "render.py"
+    script.write_text(RENDER.replace("{star}", star))
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC102", "state")] * findings

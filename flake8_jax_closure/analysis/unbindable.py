@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import weakref
 
 from .compiled import CompiledFunction, Form
 
@@ -85,3 +86,20 @@ def _plain_signature(site: CompiledFunction) -> bool:
         and argument.id == getattr(function, "name", None)
         and not getattr(function, "decorator_list", [])
     )
+
+
+_star_imports: weakref.WeakKeyDictionary[ast.Module, bool] = weakref.WeakKeyDictionary()
+
+
+def star_imported(tree: ast.Module) -> bool:
+    """Whether the module runs ``from m import *``, which may bind any name again with a
+    function of another signature (``render_image`` of another module after its own
+    ``def``): what a call of a name binds to is then not the ``def`` the code shows."""
+    found = _star_imports.get(tree)
+    if found is None:
+        found = any(
+            isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+            for node in ast.walk(tree)
+        )
+        _star_imports[tree] = found
+    return found

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..facts.model import Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
-from ..unbindable import arguments_cannot_bind
+from ..unbindable import arguments_cannot_bind, star_imported
 from .classes import ObjectClasses
 from .events import Event, EventKind, event_at
 from .holders import HolderEvents, single_name
@@ -90,6 +90,7 @@ class FunctionUses:
             and call.func is name
             and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and not node.decorator_list
+            and not star_imported(self.facts.tree)
             and arguments_cannot_bind(node.args, call)
         )
 

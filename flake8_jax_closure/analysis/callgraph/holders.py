@@ -16,7 +16,7 @@ from dataclasses import replace
 from ..facts.model import AttributeRef, BindingKind, Pos, Read, Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
-from ..unbindable import arguments_cannot_bind
+from ..unbindable import arguments_cannot_bind, star_imported
 from .classes import ObjectClasses
 from .events import END, Event, EventKind, event_at
 
@@ -403,7 +403,7 @@ class HolderEvents:
         undecorated wherever it is defined: Python binds the arguments before the body runs,
         and raises ``TypeError``."""
         callee = call.func
-        if not isinstance(callee, ast.Name):
+        if not isinstance(callee, ast.Name) or star_imported(self.facts.tree):
             return False
         bindings = self.facts.bindings_of(self.facts.resolve(scope, callee.id), callee.id)
         definitions = [b.node for b in bindings]
