@@ -630,12 +630,15 @@ class CaptureAnalysis:
             or mutation.loops
         ):
             return False
+        if not _stored_on_every_run(function, mutation.node):
+            return False  # ``if x.ndim == 0: return`` before it: not every trace stores it
         parent = function.parent
         is_method = parent is not None and parent.kind is ScopeKind.CLASS
         arguments = set(function.params[1:] if is_method else function.params)
         names = [node.id for node in ast.walk(mutation.value) if isinstance(node, ast.Name)]
-        if not any(name in arguments for name in names) and not unchanging_value(
-            self.facts, function, mutation.value
+        if not any(name in arguments for name in names) and not (
+            unchanging_value(self.facts, function, mutation.value)
+            and all(self._immutable_global(function, name) for name in names)
         ):
             return False  # neither the call's own value nor one every trace stores alike
         entries = self._calls_inside(function, compiled, frozenset())
@@ -643,6 +646,25 @@ class CaptureAnalysis:
             return False
         first = min(entries)
         return all(read.start >= first for read in reads if read.scope.is_within(compiled))
+
+    def _immutable_global(self, function: Scope, name: str) -> bool:
+        """``grid`` of ``grid = jnp.linspace(0, 1, 3)`` (or a constant, or a tuple of them): a
+        value no code can change in place, unlike a NumPy array that a helper may write into
+        through another name (``np.multiply(a, k, out=a)``). Builtins and imports count too."""
+        owner = self.facts.resolve(function, name)
+        bindings = self.facts.bindings_of(owner, name)
+        if not bindings:
+            return True  # a builtin (``float``): ``unchanging_value`` has judged it
+        if all(b.kind is BindingKind.IMPORT for b in bindings):
+            return True
+        value = bindings[0].value if len(bindings) == 1 else None
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, ast.Tuple):
+            return all(isinstance(element, ast.Constant) for element in value.elts)
+        if isinstance(value, ast.Call):
+            return (self.facts.qualified_name(owner, value.func) or "").startswith("jax.")
+        return False
 
     def _calls_inside(self, function: Scope, compiled: Scope, seen: frozenset[int]) -> list[Pos]:
         """Where the compiled function's code calls ``function`` unconditionally (a statement
@@ -919,6 +941,30 @@ def _keywords_given(facts: Facts, receiver: ast.AST) -> set[str] | None:
     if isinstance(parent, ast.Call) and parent.func is receiver:
         return {keyword.arg for keyword in parent.keywords if keyword.arg}
     return None
+
+
+def _stored_on_every_run(function: Scope, statement: ast.AST) -> bool:
+    """``statement`` is a statement of the function's own body, and nothing before it there
+    can leave the function (``return``, ``raise``, ``yield``, outside nested functions)."""
+    body = getattr(function.node, "body", None)
+    if not isinstance(body, list):
+        return False
+    index = next((i for i, st in enumerate(body) if st is statement), None)
+    if index is None:
+        return False
+    return not any(_may_leave(st) for st in body[:index])
+
+
+def _may_leave(statement: ast.stmt) -> bool:
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _covers(prefix: tuple[str, ...], path: tuple[str, ...]) -> bool:
