@@ -426,25 +426,20 @@ def keeps_fields_read(facts: Facts, binding: Binding, fields: list[str] | None) 
     value = assigned[1]
     if isinstance(value, ast.Name) and value.id != binding.name:
         # ``state = new_state`` after ``new_state, metrics = train_step(state, batch)``: the
-        # copy holds what the step made of the record.
-        copied = _latest_before(facts, binding.scope, value.id, binding.at)
-        source = _assigned(copied) if copied is not None else None
-        if copied is None or source is None:
-            return False
-        return rebuild_keeps_fields(source[1], record, fields) or hands_through(
-            source[1], record, fields, facts, binding.scope, copied.at
+        # copy holds what the step made of the record, when every binding of the copied name
+        # makes it so (another branch may bind ``state.replace(apply_fn=f)``).
+        copied = facts.bindings_of(facts.resolve(binding.scope, value.id), value.id)
+        sources = [(b, _assigned(b)) for b in copied]
+        return bool(sources) and all(
+            b.scope is binding.scope
+            and source is not None
+            and (
+                rebuild_keeps_fields(source[1], record, fields)
+                or hands_through(source[1], record, fields, facts, binding.scope, b.at)
+            )
+            for b, source in sources
         )
     return hands_through(value, record, fields, facts, binding.scope, binding.at)
-
-
-def _latest_before(facts: Facts, scope: Scope, name: str, at: Pos) -> Binding | None:
-    """The binding of ``name`` by ``scope``'s own code that comes last before ``at``."""
-    earlier = [
-        b
-        for b in facts.bindings_of(facts.resolve(scope, name), name)
-        if b.scope is scope and b.at < at
-    ]
-    return max(earlier, key=lambda b: b.at) if earlier else None
 
 
 def hands_through(
