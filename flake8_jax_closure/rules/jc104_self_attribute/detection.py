@@ -177,7 +177,8 @@ class MethodCaptureAnalysis:
             fed = fed_from_arguments(site.scope, mutations, attribute_reads)
             if (f".{attribute}",) in fed:
                 continue
-            if fed and all(
+            own_fed_safe = bool(fed) and self._held_without_setters(cls, attribute)
+            if own_fed_safe and all(
                 m.path in fed or (changer is not None and changer.name in cls.construction)
                 for m, changer in self._changes(cls, attribute)
             ):
@@ -206,7 +207,9 @@ class MethodCaptureAnalysis:
                 id(m) for m in mutations if id(m) in own_writes and _beside(m, attribute_reads)
             }
             # What the body stores from its own arguments before reading is each trace's own.
-            own_fed = {id(m) for m in mutations if id(m) in own_writes and m.path in fed}
+            own_fed = {
+                id(m) for m in mutations if own_fed_safe and id(m) in own_writes and m.path in fed
+            }
             stale: list[tuple[Mutation, StalePath]] = []
             for change, path in self._stale_changes(
                 cls, holder, attribute, life, replacers,
@@ -713,6 +716,23 @@ class MethodCaptureAnalysis:
             found.append(made)
         return found
 
+    def _held_without_setters(self, cls: ClassFacts, attribute: str) -> bool:
+        """``self.<attribute>`` is made in this class from classes of the module, with no base
+        class, none of whose methods but its constructors changes the object (``rescale``
+        setting ``self.scale`` could change it from anywhere)."""
+        held = self._held_classes(cls, attribute)
+        return bool(held) and all(
+            isinstance(made.node, ast.ClassDef)
+            and not made.node.bases
+            and not any(
+                isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and method.name not in CONSTRUCTORS
+                and _changes_own_object(method)
+                for method in made.node.body
+            )
+            for made in held
+        )
+
     def _runs_once(self, cls: ClassFacts, method: Scope, depth: int = 3) -> bool:
         """Whether the method runs at most once per object: every call of it is under
         ``if self.F is None:`` (or ``if not self.F:``, ``if not hasattr(self, "F")``), it sets
@@ -999,3 +1019,44 @@ _HOLDING_STATEMENTS = (
 
 def _holds_node(statement: ast.stmt, node: ast.AST) -> bool:
     return any(inner is node for inner in ast.walk(statement))
+
+
+def _changes_own_object(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The method stores into its object (``self.scale = f``, ``self.w[0] = v``, ``del
+    self.x``, ``setattr``), or calls a method of something the object holds
+    (``self.msh.update()``), which may."""
+    arguments = method.args.posonlyargs + method.args.args
+    if not arguments:
+        return False
+    own = arguments[0].arg
+    for node in ast.walk(method):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.Call):
+            function = node.func
+            word = (
+                function.attr
+                if isinstance(function, ast.Attribute)
+                else getattr(function, "id", "")
+            )
+            if word in ("setattr", "__setattr__"):
+                return True
+            if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Attribute):
+                if _rooted_at(function.value, own):
+                    return True
+        for target in targets:
+            for inner in ast.walk(target):
+                if isinstance(inner, (ast.Attribute, ast.Subscript)) and _rooted_at(inner, own):
+                    return True
+    return False
+
+
+def _rooted_at(node: ast.expr, name: str) -> bool:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
