@@ -62,6 +62,7 @@ from .receiver import called_method, method_self_name, paths_read_by
 from .steady import same_in_every_pass
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
+from .unread import handed_unread
 
 if TYPE_CHECKING:
     from .project import ProjectView
@@ -150,7 +151,7 @@ class CaptureAnalysis:
         # The project's other modules: what a method of a class one of them defines reads,
         # and the functions they define.
         self.project = project
-        self._elsewhere = None if project is None else project.function_def
+        self.elsewhere = None if project is None else project.function_def
         self.compiled_functions = {id(site.function) for site in compiled}
         # Defs whose name is the compiled object itself (``@jax.jit def inner``): a call of the
         # name inside compiled code traces the def there.
@@ -385,12 +386,16 @@ class CaptureAnalysis:
                 continue  # ``self`` of a method: its attributes have a rule of their own
             if read.name in own_state:
                 continue  # the compiled function's own trace-time state (``num_traces += 1``)
+            if self._handed_unread(read):
+                continue  # ``partial(loss, weights)`` of a ``loss`` that never reads it
             owners_by_id[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
             read_nodes.setdefault((id(owner), read.name), []).append(read.node)
         sliced: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
+                continue
+            if self._handed_unread(inner):
                 continue
             key = (id(owner), inner.name)
             read_nodes.setdefault(key, []).append(inner.node)
@@ -438,6 +443,15 @@ class CaptureAnalysis:
                 read_through=through.get((owner_id, name)), class_attribute=class_bound,
                 path=path,
             )  # fmt: skip
+
+    def _handed_unread(self, read: Read) -> bool:
+        """The variable itself, handed to a parameter its function never reads."""
+        node = read.node
+        return (
+            not read.path
+            and isinstance(node, ast.Name)
+            and handed_unread(self.facts, read.scope, node, self.elsewhere)
+        )
 
     def _first_changes(
         self,
@@ -549,7 +563,7 @@ class CaptureAnalysis:
             reach = self.change_reach(change, barrier)
             path = stale_path(
                 self.graph, life, reach, _varies(change), retraced_by_shape,
-                steady=partial(same_in_every_pass, facts, change, elsewhere=self._elsewhere),
+                steady=partial(same_in_every_pass, facts, change, elsewhere=self.elsewhere),
             )  # fmt: skip
             if path is None:
                 continue

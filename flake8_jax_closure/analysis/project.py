@@ -581,7 +581,9 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
 
 
 def _module_function(text: str, name: str) -> ast.FunctionDef | None:
-    """The module-level ``def name``, when it is the only binding of the name there."""
+    """The module-level ``def name``, when it is the only binding of the name there: no other
+    ``def``, class, import or assignment of the name anywhere in the module (also under an
+    ``if`` or ``try``), and no ``from m import *``, which may bind it again."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
@@ -590,17 +592,24 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == name:
             found.append(statement)
-        elif any(
-            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
-            for node in ast.walk(statement)
-        ) or (
-            isinstance(statement, (ast.Import, ast.ImportFrom, ast.ClassDef))
-            and name in _bound_by(statement)
-        ):
-            return None
+            continue
+        for node in ast.walk(statement):
+            if _binds(node, name):
+                return None
     if len(found) != 1 or found[0].decorator_list:
         return None
     return found[0]
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` binds ``name``, or may (a star import)."""
+    if isinstance(node, ast.Name):
+        return node.id == name and isinstance(node.ctx, ast.Store)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return name in _bound_by(node) or any(alias.name == "*" for alias in node.names)
+    return False
 
 
 def _bound_by(statement: ast.Import | ast.ImportFrom | ast.ClassDef) -> set[str]:

@@ -33,7 +33,7 @@ def arguments_cannot_bind(arguments: ast.arguments, call: ast.Call, method: bool
         k.arg is None for k in call.keywords
     ):
         return False
-    signature = _signature(arguments)
+    signature = signature_of(arguments)
     positional = [_ANY] * (len(call.args) + (1 if method else 0))
     keywords = {k.arg: _ANY for k in call.keywords if k.arg is not None}
     try:
@@ -43,7 +43,7 @@ def arguments_cannot_bind(arguments: ast.arguments, call: ast.Call, method: bool
     return False
 
 
-def _signature(arguments: ast.arguments) -> inspect.Signature:
+def signature_of(arguments: ast.arguments) -> inspect.Signature:
     """The ``def``'s signature, defaults standing for themselves."""
     kind = inspect.Parameter
     ordered = [*arguments.posonlyargs, *arguments.args]

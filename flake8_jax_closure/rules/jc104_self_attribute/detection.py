@@ -65,6 +65,7 @@ from ...analysis.timing import (
     compiled_life,
     stale_path,
 )
+from ...analysis.unread import handed_unread
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .holders import Holder, HolderFinder
 
@@ -132,7 +133,7 @@ class MethodCaptureAnalysis:
         by_attribute: dict[str, list[Read]] = {}
         through: dict[str, str] = {}
         for read in reads:
-            if self._written_into(read):
+            if self._written_into(read) or self._handed_unread(read):
                 continue
             attribute = _first_attribute(read)
             if attribute is not None and attribute not in cls.methods:
@@ -231,6 +232,17 @@ class MethodCaptureAnalysis:
                 bound_method=holder.bound_method, read_through=through.get(attribute),
                 path=path,
             )  # fmt: skip
+
+    def _handed_unread(self, read: Read) -> bool:
+        """``self.weights`` handed to a parameter its function never reads
+        (``loss(self.weights, x)`` of ``def loss(weights, x)`` that uses another)."""
+        held = self.facts.parent(read.node)
+        return (
+            isinstance(held, ast.Attribute)
+            and held.value is read.node
+            and len(read.path) == 1
+            and handed_unread(self.facts, read.scope, held, self.captures.elsewhere)
+        )
 
     def _fed_through_setter(
         self, cls: ClassFacts, holder: Holder, attribute: str, reads: list[Read]
