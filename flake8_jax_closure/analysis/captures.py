@@ -1063,11 +1063,15 @@ def _set_while_unset(binding: Binding) -> bool:
 
 
 def _plainly_reaches(block: list[ast.stmt], statement: ast.AST) -> bool:
-    """``statement`` is in ``block``, after plain statements only (assignments, expressions)."""
+    """``statement`` is in ``block``, after statements that always go on to the next one:
+    assignments, expressions, and branches or ``for`` loops with no ``return``, ``raise`` or
+    ``yield`` of the function's own (a table filled in a ``for`` loop)."""
     for inner in block:
         if inner is statement:
             return True
-        if not isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+        if isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+            continue
+        if not isinstance(inner, (ast.If, ast.For, ast.With)) or _may_leave(inner):
             return False
     return False
 
@@ -1087,11 +1091,23 @@ def _never_none(value: ast.expr | None, function: ast.AST, depth: int = 0) -> bo
         array_maker = isinstance(module, ast.Name) and module.id in ("np", "jnp", "numpy")
         return array_maker or name[:1].isupper()
     if isinstance(value, ast.Name) and depth == 0:
+        # Every store counts: a ``for`` or ``with`` target or ``:=`` can bind None as well.
         stores = [
             node
             for node in ast.walk(function)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+            if isinstance(node, ast.Name)
+            and node.id == value.id
+            and isinstance(node.ctx, (ast.Store, ast.Del))
         ]
-        return len(stores) == 1 and _never_none(stores[0].value, function, depth + 1)
+        assigns = [
+            node
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign)
+            and any(target is store for target in node.targets for store in stores)
+        ]
+        return (
+            len(stores) == 1
+            and len(assigns) == 1
+            and _never_none(assigns[0].value, function, depth + 1)
+        )
     return False
