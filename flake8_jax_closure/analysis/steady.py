@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from .bindings import pure_library_call
-from .facts.model import Binding, BindingKind, Mutation
+from .facts.model import FUNCTION_KINDS, Binding, BindingKind, Mutation, Scope
 from .facts.queries import Facts
 from .fixed_results import FunctionFinder, fixed_call_result
 from .records import makes_record
@@ -20,6 +20,8 @@ _PURE_CALLS = frozenset(
     {"int", "float", "round", "abs", "min", "max", "bool", "str", "divmod", "pow"}
 )
 _PURE_MODULE_CALLS = frozenset({"ceil", "floor", "sqrt", "log", "log2", "exp", "prod"})
+# How many bindings of one pass are followed back (``x = f(); x = g(x); x = h(x)``).
+_DEPTH = 3
 _VALUE_NODES = (
     ast.BinOp,
     ast.UnaryOp,
@@ -42,6 +44,7 @@ def same_in_every_pass(
     change: Binding | Mutation,
     loop: ast.AST,
     elsewhere: FunctionFinder | None = None,
+    depth: int = 0,
 ) -> bool:
     """Whether the change is ``name = <expression>`` whose value nothing in ``loop`` can make
     different: plain arithmetic of names, their attributes and constant items, and pure calls
@@ -57,8 +60,36 @@ def same_in_every_pass(
     if value is None:
         # ``num_train, idx = train_init()``: the count a closure's factory fixed.
         return fixed_call_result(facts, change.scope, change.node, change.name, elsewhere)
+    names = _plain_value_names(facts, change.scope, value)
+    if names is None:
+        return False
     first = loop.lineno  # type: ignore[attr-defined]
     last = loop.end_lineno or first  # type: ignore[attr-defined]
+    for name in names:
+        owner = facts.resolve(change.scope, name)
+        bindings = facts.bindings_of(owner, name)
+        for mutation in facts.mutations_of(owner, name):
+            if first <= mutation.start[0] <= last:
+                return False
+            if mutation.scope is not change.scope and mutation.scope.kind in FUNCTION_KINDS:
+                return False  # ``hparams["lr"] *= 0.5`` in a function the loop may call
+        if any(b.scope is not owner for b in bindings):
+            return False  # ``global lr`` in a function the loop may call
+        if not any(first <= b.start[0] <= last for b in bindings):
+            continue
+        # ``optimizer = optax.chain(optimizer, clip)`` right after ``optimizer =
+        # optax.adam(lr)`` in the same pass: what it reads is what that binding set.
+        earlier = _set_earlier_in_pass(facts, change, bindings, loop)
+        if earlier is None or depth >= _DEPTH:
+            return False  # ``n = n + 1``: a new value each pass
+        if not same_in_every_pass(facts, earlier, loop, elsewhere, depth + 1):
+            return False
+    return True
+
+
+def _plain_value_names(facts: Facts, scope: Scope, value: ast.expr) -> set[str] | None:
+    """The names a plain value reads: arithmetic of names, their attributes and constant
+    items, and pure calls; None for anything else (a comprehension, a lambda, another call)."""
     names: set[str] = set()
     for node in ast.walk(value):
         if isinstance(node, ast.Name):
@@ -66,28 +97,67 @@ def same_in_every_pass(
         elif isinstance(node, ast.Call):
             if not (
                 _pure(node.func)
-                or pure_library_call(facts, change.scope, node)
-                or makes_record(facts, change.scope, node)
+                or pure_library_call(facts, scope, node)
+                or makes_record(facts, scope, node)
             ):
-                return False
+                return None
         elif isinstance(node, ast.Attribute):
             continue
         elif isinstance(node, ast.Subscript):
             if not isinstance(node.slice, ast.Constant):
-                return False
+                return None
         elif not isinstance(node, _VALUE_NODES):
-            return False  # a comprehension, a lambda, ``await``: not a plain value
-    if change.name in names:
-        return False  # ``n = n + 1``: a new value each pass
-    for name in names:
-        owner = facts.resolve(change.scope, name)
-        changed = [
-            site.start[0]
-            for site in (*facts.bindings_of(owner, name), *facts.mutations_of(owner, name))
-        ]
-        if any(first <= line <= last for line in changed):
-            return False
-    return True
+            return None
+    return names
+
+
+def _set_earlier_in_pass(
+    facts: Facts, change: Binding, bindings: list[Binding], loop: ast.AST
+) -> Binding | None:
+    """The binding of ``name`` that the change reads in each pass: the last one before it in
+    the same block of statements, when every binding of ``name`` in the change's loop is a
+    statement of that block (no branch can bind it in one pass and not in another), only
+    plain assignments lie between the two (no ``break``, ``continue`` or call that could end
+    the pass with the earlier value bound), and no ``try`` in the loop holds the change."""
+    block = _block_of(loop, change.node)
+    if block is None or _in_a_try(loop, change.node):
+        return None
+    first = loop.lineno  # type: ignore[attr-defined]
+    last = loop.end_lineno or first  # type: ignore[attr-defined]
+    own = [b for b in bindings if first <= b.start[0] <= last]
+    if any(_block_of(loop, b.node) is not block for b in own):
+        return None
+    before = [b for b in own if b.start < change.start]
+    if not before:
+        return None
+    earlier = max(before, key=lambda b: b.start)
+    start = next(i for i, statement in enumerate(block) if statement is earlier.node)
+    end = next(i for i, statement in enumerate(block) if statement is change.node)
+    for statement in block[start + 1 : end]:
+        if not isinstance(statement, ast.Assign):
+            return None
+        if _plain_value_names(facts, change.scope, statement.value) is None:
+            return None
+    return earlier
+
+
+def _in_a_try(loop: ast.AST, statement: ast.AST) -> bool:
+    """Whether a ``try`` inside ``loop`` holds ``statement``: a handler or ``finally`` may
+    run the rest of the pass after a call raised between two bindings."""
+    return any(
+        isinstance(node, ast.Try) and any(inner is statement for inner in ast.walk(node))
+        for node in ast.walk(loop)
+    )
+
+
+def _block_of(loop: ast.AST, statement: ast.AST) -> list[ast.stmt] | None:
+    """The statement list within ``loop`` that holds ``statement`` (a binding's node)."""
+    for node in ast.walk(loop):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(item is statement for item in block):
+                return block
+    return None
 
 
 def _pure(func: ast.expr) -> bool:
