@@ -15,6 +15,7 @@ collected first, and the timing of changes is worked out only for variables that
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -57,6 +58,7 @@ from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RE
 from .facts.queries import Facts
 from .guards import is_none, returns_when_set, unset_name
 from .handed import Handing, ParameterChanges
+from .names import FUNCTIONAL_PACKAGES
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
 from .steady import same_in_every_pass
@@ -603,11 +605,11 @@ class CaptureAnalysis:
         (by its own call, or an earlier one), and no set can follow, as each needs the name
         unset and nothing unsets it (its other bindings are ``_DATA = None`` first, or set so
         too)."""
-        if not _set_while_unset(binding):
+        if not _set_while_unset(self.facts, binding):
             return False
         for other in bindings:
             first_none = other in initial and is_none(other.value)
-            if other is not binding and not first_none and not _set_while_unset(other):
+            if other is not binding and not first_none and not _set_while_unset(self.facts, other):
                 return False
         entries = self._calls_inside(binding.scope, compiled, frozenset())
         if not entries:
@@ -1036,17 +1038,20 @@ def _cache_key(site: CompiledFunction) -> int:
     return id(site) if isinstance(argument, ast.Call) else id(site.function)
 
 
-def _set_while_unset(binding: Binding) -> bool:
+def _set_while_unset(facts: Facts, binding: Binding) -> bool:
     """``name = value`` in a function, set whenever the function runs while ``name`` is None:
     a statement of the body of ``if name is None:`` (itself a statement of the function's
     body), or of the function's body after ``if name is not None: return name``, with only
     plain statements before it there (no branch, loop or return that could skip it), of a
-    value that is never None (so the name cannot be unset again by its own set)."""
+    value that is never None (so the name cannot be unset again by its own set). What runs
+    before the set calls only builtins and libraries: a call of the project's own could
+    trace the compiled function, whose read runs another setter first."""
     if (
         binding.kind is not BindingKind.ASSIGN
         or binding.scope.kind is not ScopeKind.FUNCTION
         or binding.loops
         or not _never_none(binding.value, binding.scope.node)
+        or not _calls_outside_the_project_before(facts, binding)
     ):
         return False
     body = getattr(binding.scope.node, "body", [])
@@ -1060,6 +1065,25 @@ def _set_while_unset(binding: Binding) -> bool:
         if returns_when_set(statement, none_only=True) == binding.name:
             return _plainly_reaches(body[index + 1 :], binding.node)
     return False
+
+
+def _calls_outside_the_project_before(facts: Facts, binding: Binding) -> bool:
+    """Whether every call the function makes on the lines before the set is of a builtin the
+    module leaves alone (``range``, ``float``) or of a library (``np.zeros``)."""
+    scope = binding.scope
+    line = binding.start[0]
+    for statement in getattr(scope.node, "body", []):
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call) or node.lineno >= line:
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and hasattr(builtins, func.id):
+                if not facts.bindings_of(facts.resolve(scope, func.id), func.id):
+                    continue
+            qualified = facts.qualified_name(scope, func)
+            if qualified is None or qualified.split(".")[0] not in FUNCTIONAL_PACKAGES:
+                return False
+    return True
 
 
 def _plainly_reaches(block: list[ast.stmt], statement: ast.AST) -> bool:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
+from .unread import rewrites_functions
 
 if TYPE_CHECKING:
     from .timing import StalePath
@@ -583,7 +584,8 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
 def _module_function(text: str, name: str) -> ast.FunctionDef | None:
     """The module-level ``def name``, when it is the only binding of the name there: no other
     ``def``, class, import or assignment of the name anywhere in the module (also under an
-    ``if`` or ``try``), and no ``from m import *``, which may bind it again."""
+    ``if`` or ``try``), no ``from m import *``, which may bind it again, and nothing that
+    binds it unseen or reads a caller's frame (``unread.rewrites_functions``)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
@@ -596,7 +598,7 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
         for node in ast.walk(statement):
             if _binds(node, name):
                 return None
-    if len(found) != 1 or found[0].decorator_list:
+    if len(found) != 1 or found[0].decorator_list or rewrites_functions(tree):
         return None
     return found[0]
 

@@ -22,6 +22,8 @@ _PURE_CALLS = frozenset(
 _PURE_MODULE_CALLS = frozenset({"ceil", "floor", "sqrt", "log", "log2", "exp", "prod"})
 # How many bindings of one pass are followed back (``x = f(); x = g(x); x = h(x)``).
 _DEPTH = 3
+# Blocks that may go on after an error raised inside them.
+_GUARDS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
 _VALUE_NODES = (
     ast.BinOp,
     ast.UnaryOp,
@@ -118,9 +120,11 @@ def _set_earlier_in_pass(
     the same block of statements, when every binding of ``name`` in the change's loop is a
     statement of that block (no branch can bind it in one pass and not in another), only
     plain assignments lie between the two (no ``break``, ``continue`` or call that could end
-    the pass with the earlier value bound), and no ``try`` in the loop holds the change."""
+    the pass with the earlier value bound), and no ``try`` or ``with`` holds the change, in
+    the loop or around it: a handler, ``finally`` or ``contextlib.suppress`` may go on after
+    an error between the two bindings (``1 // (run - 1)``) with the earlier value bound."""
     block = _block_of(loop, change.node)
-    if block is None or _in_a_try(loop, change.node):
+    if block is None or _guarded(facts.tree, change.node):
         return None
     first = loop.lineno  # type: ignore[attr-defined]
     last = loop.end_lineno or first  # type: ignore[attr-defined]
@@ -141,12 +145,13 @@ def _set_earlier_in_pass(
     return earlier
 
 
-def _in_a_try(loop: ast.AST, statement: ast.AST) -> bool:
-    """Whether a ``try`` inside ``loop`` holds ``statement``: a handler or ``finally`` may
-    run the rest of the pass after a call raised between two bindings."""
+def _guarded(tree: ast.Module, statement: ast.AST) -> bool:
+    """Whether a ``try`` (also ``try``/``except*``) or ``with`` anywhere in the module holds
+    ``statement``. Statements nest, so a block whose lines span the statement's holds it."""
+    line: int = getattr(statement, "lineno", 0)
     return any(
-        isinstance(node, ast.Try) and any(inner is statement for inner in ast.walk(node))
-        for node in ast.walk(loop)
+        isinstance(node, _GUARDS) and node.lineno <= line <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
     )
 
 

@@ -4,10 +4,12 @@
 never names ``weights``: whatever ``weights`` holds when the trace runs, nothing the trace
 computes depends on it, so no change of it reaches a compiled result. Only what the code shows
 counts: a ``def`` of the module (or of another module of the project) bound once and
-undecorated, in a module that never rewrites a function's ``__code__``; an argument that binds
-to a named parameter (not ``*args``/``**kwargs``), directly or through a ``partial`` called at
-once; and a body that never names the parameter, not even in a function it defines, and never
-looks at its frame (``locals()``, ``vars()``, ``eval``, ``sys._getframe()``).
+undecorated, in modules that bind nothing unseen (``globals()``, ``exec``, ``setattr``, a
+function's ``__code__``) and never read a caller's frame (``inspect.stack()``, ``f_back``); an
+argument that binds to a named parameter (not ``*args``/``**kwargs``), directly or through a
+``partial`` called at once; and a body that never names the parameter, not even in a function
+it defines, and never looks at its frame (``locals()``, ``vars()``, ``eval``,
+``sys._getframe()``).
 """
 
 from __future__ import annotations
@@ -31,8 +33,18 @@ _FRAME_READERS = frozenset(
         "getouterframes", "getinnerframes", "f_locals", "f_back", "settrace", "setprofile",
     }
 )  # fmt: skip
-# Attributes whose store gives a function another body (``f.__code__ = g.__code__``).
-_FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+# Names through which a module can bind a name again, or give a function another body,
+# without a statement that binds it: ``globals()["f"] = g``, ``exec("def f(...)")``,
+# ``setattr(f, "__code__", ...)``, ``sys.modules[__name__].f = g``.
+_REBINDING_CALLS = frozenset(
+    {"globals", "vars", "exec", "eval", "compile", "setattr", "__import__"}
+)
+_FUNCTION_INTERNALS = frozenset(
+    {"__code__", "__defaults__", "__kwdefaults__", "__dict__", "__globals__", "__setattr__",
+     "modules"}
+)  # fmt: skip
+# Names through which a helper can read its caller's frame (``inspect.stack()[1].frame``).
+_CALLER_FRAME_READERS = _FRAME_READERS | {"f_globals", "tb_frame"}
 _rewritten: weakref.WeakKeyDictionary[ast.Module, bool] = weakref.WeakKeyDictionary()
 
 
@@ -46,7 +58,7 @@ def handed_unread(
         call = facts.parent(call)  # ``loss(weights=w)``
     if not isinstance(call, ast.Call) or call.func is node:
         return False
-    if star_imported(facts.tree) or _rewrites_functions(facts.tree):
+    if star_imported(facts.tree) or rewrites_functions(facts.tree):
         return False  # any name may be bound again to another function, or body
     callee: ast.expr = call.func
     arguments = list(call.args)
@@ -81,18 +93,30 @@ def _called_at_once(facts: Facts, scope: Scope, made: ast.Call) -> bool:
         current = holder
 
 
-def _rewrites_functions(tree: ast.Module) -> bool:
-    """Whether the module stores a function's ``__code__`` or defaults anywhere."""
+def rewrites_functions(tree: ast.Module) -> bool:
+    """Whether the module may bind a name or a function's body without a statement that
+    shows it (see ``_REBINDING_CALLS``), or looks at a caller's frame anywhere: a helper of
+    the function could read its parameter there."""
     found = _rewritten.get(tree)
     if found is None:
-        found = any(
-            isinstance(node, ast.Attribute)
-            and node.attr in _FUNCTION_INTERNALS
-            and isinstance(node.ctx, ast.Store)
-            for node in ast.walk(tree)
-        )
+        found = any(_rewrites(node) for node in ast.walk(tree))
         _rewritten[tree] = found
     return found
+
+
+def _rewrites(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _REBINDING_CALLS or node.id in _CALLER_FRAME_READERS
+    if isinstance(node, ast.Attribute):
+        if node.attr in _FUNCTION_INTERNALS or node.attr in _CALLER_FRAME_READERS:
+            return True
+        # ``inspect.stack()``; ``jnp.stack`` is an array function.
+        return (
+            node.attr == "stack"
+            and isinstance(node.value, ast.Name)
+            and (node.value.id == "inspect")
+        )
+    return False
 
 
 def _function_named(
