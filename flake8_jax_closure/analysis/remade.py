@@ -52,7 +52,7 @@ def arguments_remade(
             ) and not _handed_remade(facts, use, change, made_by, reach or []):
                 return False
             continue
-        call = call_of(facts, use)
+        call = _call_of(facts, use)
         if (
             use.kind is not EventKind.RUN
             or use.via is not None
@@ -100,7 +100,7 @@ def _remade_inside(
         return False
     start = (function.start[0], 0)
     for use in inner:
-        call = call_of(facts, use)
+        call = _call_of(facts, use)
         if use.kind is not EventKind.RUN or call is None:
             return False
         arguments = [*call.args, *(k.value for k in call.keywords)]
@@ -149,7 +149,7 @@ def _reads_made_outside(
     )
 
 
-def call_of(facts: Facts, use: Event) -> ast.Call | None:
+def _call_of(facts: Facts, use: Event) -> ast.Call | None:
     """The call of a use: ``loss(params, x)`` names the function, ``jax.grad(loss)(params, x)``
     calls what the transform made of it."""
     node = use.node
@@ -171,7 +171,7 @@ def _hands_on(facts: Facts, caller: Scope, given: set[str], reach: list[Event]) 
     if not inner or caller.kind is not ScopeKind.FUNCTION and caller.kind is not ScopeKind.LAMBDA:
         return False
     for event in inner:
-        call = call_of(facts, event)
+        call = _call_of(facts, event)
         if event.kind is not EventKind.RUN or event.via is not None or call is None:
             return False
         arguments = [*call.args, *(k.value for k in call.keywords)]

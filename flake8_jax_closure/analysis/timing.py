@@ -38,10 +38,9 @@ from .eager import runs_eagerly
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
-from .pass_shapes import shaped_by_each_pass
 from .reachable import cut_off
 from .receiver import method_self_name
-from .remade import arguments_remade, call_of
+from .remade import arguments_remade
 from .shapes import Shape, call_shapes
 from .unbindable import cannot_bind
 
@@ -422,9 +421,6 @@ class StalePath:
     driver: Scope | None = None
     # An API hazard's path inside a function nothing shows running: what a run of it does.
     inside: tuple[WitnessStep, ...] = ()
-    # The loop whose passes shape the arguments from its target: the path in ``inside`` is
-    # stale only when two passes give one shape (``pass_shapes``).
-    shaping_loop: int | None = None
 
     @property
     def witnessed(self) -> bool:
@@ -510,18 +506,6 @@ def stale_path(
             and steady is not None
             and _set_first_each_pass(event, loop, here, steady)
         ):
-            loop = None
-        if (
-            loop is not None
-            and retraced_by_shape
-            and _shaped_by_each_pass(graph, event, loop, here)
-        ):
-            # Each pass calls with arguments shaped by its own target (``ts[: int(n *
-            # length)]``): a new shape is a new trace; a reuse needs two passes of one shape.
-            line = loop.lineno  # type: ignore[attr-defined]
-            use = min((u for u in here if loop in u.loops), key=_at)
-            would_be = _path(use, event, use, f"next pass of the loop at line {line}")
-            hazard = hazard or StalePath(inside=would_be.steps, shaping_loop=line)
             loop = None
         if loop is not None and not (
             # Each pass remakes the arguments with the new value before calling (``net =
@@ -916,17 +900,6 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
         ):
             return loop
     return None
-
-
-def _shaped_by_each_pass(graph: CallGraph, change: Event, loop: ast.AST, here: list[Event]) -> bool:
-    """Every use of the object in ``loop`` is a call, in the change's own code, with an
-    argument whose shape the pass sets from the loop's target (``pass_shapes``)."""
-    in_loop = [u for u in here if loop in u.loops]
-    calls = [call_of(graph.facts, u) for u in in_loop]
-    if not all(u.kind is EventKind.RUN and u.via is None for u in in_loop):
-        return False
-    found = [c for c in calls if c is not None]
-    return len(found) == len(calls) and shaped_by_each_pass(graph.facts, change.driver, loop, found)
 
 
 def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> bool:

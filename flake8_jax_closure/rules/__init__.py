@@ -151,13 +151,9 @@ What it does
     code the compiled object is handed to. It also reports a stale path the code shows
     inside a function that nothing in the project runs (a ``main()`` no code calls, a
     library's ``train()``): one run of it by an outside caller is stale, and the message
-    shows that path (``a run of it is stale: traced at line 24, ...``), and a loop each of
-    whose passes calls the compiled function with arguments shaped from the loop's target
-    (``ts[: int(n * length)]``): a new shape traces anew, so the path it shows is stale only
-    if two passes give one shape (``stale only if two passes of the loop at line 16 call it
-    with arguments of one shape``). Off by default: turn it on with ``--extend-select JC2``
-    (or ``extend-select = ["JC2"]`` in the configuration), as a library whose users call
-    those entry points may want.
+    shows that path (``a run of it is stale: traced at line 24, ...``). Off by default: turn
+    it on with ``--extend-select JC2`` (or ``extend-select = ["JC2"]`` in the configuration),
+    as a library whose users call those entry points may want.
 
 Why is this bad
     A caller that runs the entry points in that order gets compiled results computed with the

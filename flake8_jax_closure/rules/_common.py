@@ -67,12 +67,6 @@ def _hazard(path: StalePath) -> str:
     changers = _names(path.changers)
     callers = _names(path.callers)
     outside = "API hazard: stale if a caller outside the project runs"
-    if path.shaping_loop is not None:
-        return (
-            f"API hazard: stale only if two passes of the loop at line {path.shaping_loop} "
-            "call it with arguments of one shape (each pass shapes them from the loop's "
-            "target, and a new shape traces anew): " + ", ".join(s.clause for s in path.inside)
-        )
     if path.inside:
         # Nothing in the project runs the function the path is in; one run takes it.
         return f"API hazard: nothing in the project runs {changers}; a run of it is stale: " + (
