@@ -3,19 +3,42 @@ Force(3)``, where ``Force.forward`` reads ``self.n``, reads ``model.n`` and noth
 
 A change of another attribute (``model.params = ...`` in the training loop, while the
 compiled loss is given the parameters as an argument) then never reaches the trace. Followed
-only where the code shows everything the method does with ``self``: its attributes, and
-methods of the same class called or read as properties; ``self`` handed anywhere else, or a
-method the class does not define itself (inherited, or looked up by name), may read anything.
+only where the code shows everything the method does with ``self``: its attributes, methods
+of the same class called or read as properties, and functions the class's methods keep in an
+attribute (``self.forward = partial(forward, nn=2)`` after ``def forward(...)`` in the
+constructor), which read what their code reads of ``self``. ``self`` handed anywhere else,
+or a method the class does not define itself (inherited, or looked up by name), may read
+anything.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-from .facts.model import Scope, ScopeKind
+from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
 _METHODS_FOLLOWED = 32  # past this many methods, the call is taken to read anything
+# Calls that wrap a function into another that calls it (what they are given is read when
+# they are made, not when the result is called).
+_FUNCTION_WRAPPERS = frozenset(
+    {
+        "functools.partial", "jax.vmap", "jax.pmap", "jax.jit", "jax.checkpoint", "jax.remat",
+        "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Body:
+    """Code that runs when the object's method or kept function is called: ``scope``, in
+    which ``self_name`` of ``owner`` (the method ``self`` belongs to) is the object."""
+
+    scope: Scope
+    owner: Scope
+    self_name: str
 
 
 def method_self_name(scope: Scope) -> str | None:
@@ -45,7 +68,8 @@ def called_method(facts: Facts, receiver: ast.AST) -> str | None:
 
 def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]] | None:
     """The attribute paths of ``self`` (``(".n",)``) that calling ``method`` of ``cls``
-    reads, through the class's own methods; None when it may read anything."""
+    reads, through the class's own methods and the functions they keep in attributes; None
+    when it may read anything."""
     methods = _own_methods(cls)
     # A class with base classes may inherit what a name of ``self`` holds: a method, or a
     # property computed from any attribute. Only attributes its own methods store are data.
@@ -53,29 +77,283 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     paths: set[tuple[str, ...]] = set()
     pending, seen = [method], {method}
     while pending:
-        scope = methods.get(pending.pop())
-        self_name = method_self_name(scope) if scope is not None else None
-        if scope is None or self_name is None:
+        name = pending.pop()
+        code = _code_of(facts, methods, name)
+        if code is None:
             return None
-        for read in facts.reads_within(scope):
-            if read.name != self_name or facts.resolve(read.scope, self_name) is not scope:
-                continue
-            parent = facts.parent(read.node)
-            if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
-                return None  # ``self`` itself handed on, returned or compared
-            if parent.attr in methods:
-                if parent.attr not in seen:
-                    seen.add(parent.attr)
-                    pending.append(parent.attr)
-            elif stored is not None and parent.attr not in stored:
-                return None  # inherited: a method or property that may read anything
-            elif read.path:
-                paths.add(read.path)
-            else:
-                paths.add((f".{parent.attr}",))  # a function kept in an attribute, called
+        paths.update(code.paths)
+        for attribute in code.follows:
+            if attribute not in seen:
+                seen.add(attribute)
+                pending.append(attribute)
+        bodies, done = list(code.bodies), {id(body.scope) for body in code.bodies}
+        while bodies:
+            body = bodies.pop()
+            for attribute, path, helper in _self_attributes(facts, body):
+                if helper is not None:
+                    if id(helper.scope) not in done:
+                        done.add(id(helper.scope))
+                        bodies.append(helper)
+                elif attribute is None:
+                    return None  # ``self`` itself handed on, or a local the code may share
+                elif attribute in methods or _keeps_function(facts, methods, attribute):
+                    if attribute not in seen:
+                        seen.add(attribute)
+                        pending.append(attribute)
+                elif not path and _built_for_the_object(facts, methods, attribute):
+                    return None  # ``self.step = make_step(self)``, called: may read anything
+                elif stored is not None and attribute not in stored:
+                    return None  # inherited: a method or property that may read anything
+                else:
+                    # ``self.scale`` reads ``(".scale",)``; ``self.act(x)``, a function the
+                    # object was given, reads the attribute.
+                    paths.add(path or (f".{attribute}",))
         if len(seen) > _METHODS_FOLLOWED:
             return None
     return sorted(paths)
+
+
+@dataclass(frozen=True)
+class _Code:
+    """What calling a method or kept function runs, and what making it read of ``self``."""
+
+    bodies: tuple[_Body, ...]
+    paths: tuple[tuple[str, ...], ...] = ()
+    # Attributes of ``self`` whose code runs too (``self.step = jax.jit(self._step)``).
+    follows: tuple[str, ...] = ()
+
+
+def _code_of(facts: Facts, methods: dict[str, Scope], name: str) -> _Code | None:
+    """The code calling ``name`` on the object runs: the method, or the functions the class's
+    methods keep in that attribute; None when the code does not show it."""
+    scope = methods.get(name)
+    if scope is not None:
+        self_name = method_self_name(scope)
+        return None if self_name is None else _Code((_Body(scope, scope, self_name),))
+    stores = list(_stores_of(methods, name))
+    if not stores:
+        return None
+    bodies: list[_Body] = []
+    paths: list[tuple[str, ...]] = [(f".{name}",)]  # the function object kept there
+    follows: list[str] = []
+    for method, self_name, value in stores:
+        if value is None:
+            return None  # ``self.f += ...``, ``self.f, self.g = ...``: not followed
+        kept = _kept_code(facts, method, self_name, value)
+        if kept is None:
+            return None
+        bodies.extend(kept.bodies)
+        paths.extend(kept.paths)
+        follows.extend(kept.follows)
+    return _Code(tuple(bodies), tuple(paths), tuple(follows))
+
+
+def _keeps_function(facts: Facts, methods: dict[str, Scope], name: str) -> bool:
+    """Whether a method of the class stores into ``self.name`` a function it defines (a
+    ``def`` or ``lambda``, maybe wrapped: ``partial(forward, nn=2)``), or one of the class's
+    methods (``self.step = jax.jit(self._step)``)."""
+    for method, self_name, value in _stores_of(methods, name):
+        if value is not None:
+            inner = _unwrapped(facts, method, value)
+            if isinstance(inner, ast.Lambda) or _names_function(facts, method, self_name, inner):
+                return True
+    return False
+
+
+def _built_for_the_object(facts: Facts, methods: dict[str, Scope], name: str) -> bool:
+    """Whether a store into ``self.name`` may hold something made with the object (``self``
+    or another local of the method in its value): called, it may read anything of it."""
+    return any(
+        value is None or _built_from(facts, method, self_name, value)
+        for method, self_name, value in _stores_of(methods, name)
+    )
+
+
+def _names_function(facts: Facts, method: Scope, self_name: str, value: ast.expr) -> bool:
+    if isinstance(value, ast.Name):
+        return _nested_def(facts, method, value.id) is not None
+    return (
+        isinstance(value, ast.Attribute)
+        and isinstance(value.value, ast.Name)
+        and value.value.id == self_name
+        and facts.resolve(method, self_name) is method
+    )
+
+
+def _stores_of(
+    methods: dict[str, Scope], name: str
+) -> Iterator[tuple[Scope, str, ast.expr | None]]:
+    """Each store into ``self.name`` in the class's methods: the method, its ``self``, and
+    the value (None for a store that is not ``self.name = value`` alone)."""
+    for method in methods.values():
+        self_name = method_self_name(method)
+        if self_name is None:
+            continue
+        for node in ast.walk(method.node):
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign):
+                targets, value = [node.target], node.value
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                for element in ast.walk(target):
+                    if _is_self_attribute(element, self_name, name):
+                        plain = element is target and len(targets) == 1
+                        yield method, self_name, value if plain else None
+
+
+def _unwrapped(facts: Facts, method: Scope, value: ast.expr) -> ast.expr:
+    """The function ``partial(forward, nn=2)`` or ``jax.vmap(forward)`` wraps."""
+    while (
+        isinstance(value, ast.Call)
+        and value.args
+        and facts.qualified_name(method, value.func) in _FUNCTION_WRAPPERS
+    ):
+        value = value.args[0]
+    return value
+
+
+def _kept_code(facts: Facts, method: Scope, self_name: str, value: ast.expr) -> _Code | None:
+    """What calling the function ``value`` (stored by ``method``) runs, as code of the class:
+    a ``def`` or ``lambda`` of the method, or a method of the class, through wrappers whose
+    other arguments read attributes of ``self`` at most; nothing for a function the method
+    was given or a module function (the attribute itself is read); None when it may be made
+    from the object some other way (``make_step(self)``)."""
+    if not _built_from(facts, method, self_name, value):
+        return _Code(())  # a parameter or a module function: the attribute's value
+    paths: list[tuple[str, ...]] = []
+    while (
+        isinstance(value, ast.Call)
+        and value.args
+        and facts.qualified_name(method, value.func) in _FUNCTION_WRAPPERS
+    ):
+        for argument in _other_arguments(value):
+            read = _attribute_paths(facts, method, self_name, argument)
+            if read is None:
+                return None  # ``partial(step, self)``: the object handed on
+            paths.extend(read)
+        value = value.args[0]
+    if isinstance(value, ast.Lambda):
+        return _Code((_Body(facts.scope_of(value), method, self_name),), tuple(paths))
+    if isinstance(value, ast.Name):
+        nested = _nested_def(facts, method, value.id)
+        if nested is None:
+            return None
+        return _Code((_Body(nested, method, self_name),), tuple(paths))
+    if _names_function(facts, method, self_name, value):
+        assert isinstance(value, ast.Attribute)
+        # ``self.step = jax.jit(self._step)``: what that method (or kept function) reads.
+        return _Code((), tuple(paths), (value.attr,))
+    return None
+
+
+def _attribute_paths(
+    facts: Facts, method: Scope, self_name: str, value: ast.expr
+) -> list[tuple[str, ...]] | None:
+    """The attributes of ``self`` that ``value`` reads (``nn=self.G.nn``); None when it
+    hands on ``self`` or a local of the method, or makes a function."""
+    paths: list[tuple[str, ...]] = []
+    for node in ast.walk(value):
+        if isinstance(node, ast.Lambda):
+            return None
+        if isinstance(node, ast.Name) and facts.resolve(method, node.id) is method:
+            if node.id != self_name:
+                if node.id in method.params:
+                    continue
+                return None
+            parent = facts.parent(node)
+            if not isinstance(parent, ast.Attribute) or parent.value is not node:
+                return None
+            paths.append((f".{parent.attr}",))
+    return paths
+
+
+def _built_from(facts: Facts, method: Scope, self_name: str, value: ast.expr) -> bool:
+    """Whether ``value`` names ``self``, a ``lambda``, or a local of ``method`` other than
+    its parameters (a nested ``def``, or what the method made)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Lambda):
+            return True
+        if isinstance(node, ast.Name) and facts.resolve(method, node.id) is method:
+            if node.id == self_name or node.id not in method.params:
+                return True
+    return False
+
+
+def _other_arguments(call: ast.Call) -> Iterator[ast.expr]:
+    yield from call.args[1:]
+    yield from (keyword.value for keyword in call.keywords)
+
+
+def _nested_def(facts: Facts, method: Scope, name: str) -> Scope | None:
+    """The function ``def name`` nested in ``method``, when it is the name's only binding."""
+    if facts.resolve(method, name) is not method:
+        return None
+    bindings = facts.bindings_of(method, name)
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+        return None
+    found = [c for c in method.children if c.kind is ScopeKind.FUNCTION and c.name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _self_attributes(
+    facts: Facts, body: _Body
+) -> Iterator[tuple[str | None, tuple[str, ...], _Body | None]]:
+    """Each attribute of ``self`` that ``body`` takes, with the path it reads below the
+    object (empty when it calls the attribute); a function of the method that a kept one
+    calls, as a body to read too; ``None`` for ``self`` handed on whole, or, in a kept
+    function, a read of a local of the method that the object may share (a list the method
+    also stores in an attribute)."""
+    kept = body.scope is not body.owner
+    for read in facts.reads_within(body.scope):
+        if facts.resolve(read.scope, read.name) is not body.owner:
+            continue
+        if read.name != body.self_name:
+            if kept:
+                nested = _nested_def(facts, body.owner, read.name)
+                if nested is not None:
+                    yield None, (), _Body(nested, body.owner, body.self_name)
+                elif not _unshared_parameter(body.owner, body.self_name, read.name):
+                    yield None, (), None
+            continue
+        parent = facts.parent(read.node)
+        if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
+            yield None, (), None
+            continue
+        yield parent.attr, read.path, None
+
+
+def _unshared_parameter(method: Scope, self_name: str, name: str) -> bool:
+    """A parameter of ``method`` that no statement of the method (outside the functions it
+    defines) names together with ``self``: a function the method keeps reads the value it
+    was given, which nothing puts into the object (``self.cfg = cfg``, ``self.x.append(cfg)``).
+    """
+    if name not in method.params:
+        return False
+    pending: list[ast.AST] = list(getattr(method.node, "body", []))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if {self_name, name} <= named:
+                return False
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return True
+
+
+def _is_self_attribute(node: ast.AST, self_name: str, name: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == name
+        and isinstance(node.value, ast.Name)
+        and node.value.id == self_name
+    )
 
 
 def _own_methods(cls: Scope) -> dict[str, Scope]:
