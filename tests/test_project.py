@@ -456,6 +456,21 @@ def test_a_count_a_closure_of_another_module_fixes_is_the_same_each_pass(
     assert [(f["code"], f["name"]) for f in found] == [("JC101", "num_train")] * findings
 
 
+def test_the_cache_follows_a_function_of_another_module(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a function of another module does decides a finding (here whether a loader's
+    count can change), so a change of that module is not answered from the cache."""
+    monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path / "cache"))
+    data = project / "pkg" / "data.py"
+    data.write_text(LOADER.replace("{grow}", "print(extra)"))
+    script = project / "scripts" / "epochs.py"
+    script.write_text(EPOCHS)
+    assert _check(str(script)) == []
+    data.write_text(LOADER.replace("{grow}", "nonlocal num_records\n        num_records += extra"))
+    assert [f["code"] for f in _check(str(script))] == ["JC101"]
+
+
 RENDER = """import jax
 import jax.numpy as jnp
 

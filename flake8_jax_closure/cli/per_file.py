@@ -3,6 +3,7 @@ diff), into a ``FileResult`` for the command to print."""
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import os
 import signal
@@ -68,6 +69,10 @@ class _Consulted(ProjectView):
     def called_elsewhere(self, qualified: str) -> bool:
         self.asked = True
         return super().called_elsewhere(qualified)
+
+    def function_def(self, qualified: str) -> ast.FunctionDef | None:
+        self.asked = True
+        return super().function_def(qualified)
 
 
 def _fingerprint(path: str) -> Callable[[], bytes]:
