@@ -82,10 +82,10 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
         if code is None:
             return None
         paths.update(code.paths)
-        for attribute in code.follows:
-            if attribute not in seen:
-                seen.add(attribute)
-                pending.append(attribute)
+        for followed in code.follows:
+            if followed not in seen:
+                seen.add(followed)
+                pending.append(followed)
         bodies, done = list(code.bodies), {id(body.scope) for body in code.bodies}
         while bodies:
             body = bodies.pop()
