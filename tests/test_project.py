@@ -236,6 +236,51 @@ def test_a_method_of_a_class_from_another_module_reads_what_its_body_reads(
     assert [(f["code"], f["name"]) for f in found] == [("JC103", "model")] * findings
 
 
+HELD_SCRIPT = """from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from pkg.force import Force
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Force(3.0)
+
+    @partial(jax.jit, static_argnums=0)
+    def loss(self, params, x):
+        return self.model.forward(x, params)
+
+    def train(self):
+        x = jnp.arange(3.0)
+        for step in range(3):
+            self.loss(self.model.params, x)
+            self.model.{attribute} = self.model.{attribute} * 0.5
+
+
+Trainer().train()
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "findings", "base"),
+    [("params", 0, ""), ("scale", 1, ""), ("params", 1, "(Base)")],
+    ids=["not-read", "read", "base-may-set"],
+)
+def test_an_object_held_by_a_trainer_reads_what_its_class_in_another_module_reads(
+    project: Path, attribute: str, findings: int, base: str
+) -> None:
+    """``self.model.forward(x, params)`` in a static-``self`` method, on ``self.model =
+    Force(3.0)`` of a class another module defines, reads what ``forward`` reads there; a
+    class with a base class may turn a store into a property's setter."""
+    (project / "pkg" / "force.py").write_text(FORCE.replace("class Force:", f"class Force{base}:"))
+    script = project / "scripts" / "held.py"
+    script.write_text(HELD_SCRIPT.format(attribute=attribute))
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC104", "self.model")] * findings
+
+
 def test_a_class_from_another_module_with_bases_reads_its_own_attributes(project: Path) -> None:
     """A class with a base class: its own methods, reading attributes its own methods store,
     read those; a method it inherits may read anything."""

@@ -22,16 +22,18 @@ from __future__ import annotations
 import ast
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
 from .unread import rewrites_functions
 
 if TYPE_CHECKING:
+    from .facts.model import Scope
+    from .facts.queries import Facts
     from .timing import StalePath
 
 # Files a project's walk never enters (as ruff's default exclusions).
@@ -44,6 +46,7 @@ _SKIPPED = frozenset(
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
 _MOST_HOPS = 4
+_T = TypeVar("_T")
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
 
@@ -235,6 +238,7 @@ class ProjectIndex:
         self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
         self._calls: dict[tuple[Path, int], list[Call]] = {}
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
+        self._plain: dict[tuple[Path, int, str, str], bool] = {}
         self._by_module: dict[str, list[Path]] | None = None
         self._exported: dict[tuple[Path, int, str], Exports] = {}
         self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
@@ -327,6 +331,26 @@ class ProjectIndex:
         if key not in self._reads:
             self._reads[key] = _class_method_reads(text, class_name, method)
         return self._reads[key]
+
+    def plain_attribute(self, module: Path, qualified: str, name: str) -> bool:
+        """Whether storing ``obj.name = value`` on an object of the class ``qualified`` only
+        stores it, when a module of the project defines the class (``receiver.plain_attribute``);
+        False when it is not the project's, or the code does not say."""
+        module_name, _, class_name = qualified.rpartition(".")
+        if module_name.startswith("."):
+            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        home = self._class_home(module_name, class_name, _MOST_HOPS)
+        if home is None:
+            return False
+        path, class_name = home
+        text = self._text(path)
+        key = (path, hash(text), class_name, f"={name}")
+        if key not in self._plain:
+            from .receiver import plain_attribute
+
+            plain = _class_query(text, class_name, lambda _, cls: plain_attribute(cls, name))
+            self._plain[key] = plain is True
+        return self._plain[key]
 
     def function_def(self, module: Path, qualified: str) -> ast.FunctionDef | None:
         """The ``def`` of the function ``qualified`` (``pkg.data.load``, or ``.data.load``
@@ -541,6 +565,9 @@ class ProjectView:
             return None
         return self.index.method_reads(self.module, qualified, method)
 
+    def plain_attribute(self, qualified: str, name: str) -> bool:
+        return self.index is not None and self.index.plain_attribute(self.module, qualified, name)
+
     def called_elsewhere(self, qualified: str) -> bool:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
 
@@ -558,9 +585,16 @@ def _absolute(relative: str, module: str) -> str:
 
 def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[str, ...]] | None:
     """What ``method`` of the module-level class ``class_name`` reads of ``self``."""
+    from .receiver import paths_read_by
+
+    return _class_query(text, class_name, lambda facts, cls: paths_read_by(facts, cls, method))
+
+
+def _class_query(text: str, class_name: str, query: Callable[[Facts, Scope], _T]) -> _T | None:
+    """``query`` asked of the module-level class ``class_name`` of the module ``text``; None
+    when the module does not parse or defines no such class, or two."""
     from .facts.model import ScopeKind
     from .facts.queries import Facts
-    from .receiver import paths_read_by
 
     try:
         tree = ast.parse(text)
@@ -576,7 +610,7 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
         ]
         if len(classes) != 1:
             return None  # defined twice: the code does not say which
-        return paths_read_by(facts, classes[0], method)
+        return query(facts, classes[0])
     finally:
         facts.release()
 

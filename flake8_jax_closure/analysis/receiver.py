@@ -113,6 +113,24 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     return sorted(paths)
 
 
+def plain_attribute(cls: Scope, name: str) -> bool:
+    """Whether ``obj.name = value`` on an object of ``cls`` only stores the value: the class
+    has no base class (which may define a property or ``__setattr__``), and binds neither
+    ``name`` (a property's setter runs instead) nor ``__setattr__``."""
+    if has_bases(cls.node):
+        return False
+    for statement in getattr(cls.node, "body", []):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if statement.name in (name, "__setattr__"):
+                return False
+        for node in (
+            ast.walk(statement) if isinstance(statement, ast.Assign | ast.AnnAssign) else ()
+        ):
+            if isinstance(node, ast.Name) and node.id in (name, "__setattr__"):
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class _Code:
     """What calling a method or kept function runs, and what making it read of ``self``."""

@@ -66,6 +66,10 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().method_reads(qualified, method)
 
+    def plain_attribute(self, qualified: str, name: str) -> bool:
+        self.asked = True
+        return super().plain_attribute(qualified, name)
+
     def called_elsewhere(self, qualified: str) -> bool:
         self.asked = True
         return super().called_elsewhere(qualified)

@@ -67,6 +67,7 @@ from ...analysis.timing import (
 )
 from ...analysis.unread import handed_unread
 from .classes import ClassFacts, MutableClasses, enclosing_method
+from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
 
 
@@ -197,6 +198,11 @@ class MethodCaptureAnalysis:
                 for m in mutations
                 if _rebuilt_keeping(m, attribute, fields) or self._waits_for_itself(m, attribute)
             }
+            # ``self.model.params = p`` while the trace calls ``self.model.forward(params, x)``
+            # and ``forward`` reads only ``self.scale``: a part of the object no read sees.
+            parts = self._held_parts(cls, attribute, attribute_reads)
+            if parts is not None:
+                kept |= {id(m) for m in mutations if not parts.touches(_below(m, attribute))}
             # Only the layout read (``len(self.weights)``, ``self.weights[i].shape``), before
             # any store of the compiled body's own: a store that keeps the layout is no change.
             layout = self._layout_reads(cls, site.scope, attribute, attribute_reads, mutations)
@@ -220,7 +226,13 @@ class MethodCaptureAnalysis:
                 if path.witnessed:
                     break  # nothing later is reported before it
             if not any(path.witnessed for _, path in stale):
-                stale += self._held_object_changes(cls, attribute, attribute_reads, life)
+                stale += [
+                    (change, path)
+                    for change, path in self._held_object_changes(
+                        cls, attribute, attribute_reads, life, parts
+                    )
+                    if parts is None or parts.touches(change.path)
+                ]
             if not stale:
                 continue
             # The first change the code shows a witness for, else the first API hazard.
@@ -687,12 +699,20 @@ class MethodCaptureAnalysis:
                 yield mutation, path
 
     def _held_object_changes(
-        self, cls: ClassFacts, attribute: str, reads: list[Read], life: CompiledLife
+        self,
+        cls: ClassFacts,
+        attribute: str,
+        reads: list[Read],
+        life: CompiledLife,
+        parts: HeldParts | None,
     ) -> Iterator[tuple[Mutation, StalePath]]:
-        """``self.opt.lr`` read, ``self.lr = ...`` in a method of the object ``self.opt`` holds
-        (of the class it is made from in this class, or of any class when the code does not
-        say): timed where that method is called."""
+        """``self.opt.lr`` read, or ``self.model.forward(x)`` whose method reads
+        ``self.scale`` (``parts``), and ``self.lr = ...`` in a method of the object ``self.opt``
+        holds (of the class it is made from in this class, or of any class when the code does
+        not say): timed where that method is called."""
         inner = {r.path[1][1:] for r in reads if len(r.path) > 1 and r.path[1].startswith(".")}
+        if parts is not None:
+            inner |= {path[0][1:] for path in parts.paths if path and path[0].startswith(".")}
         if not inner:
             return
         held = self._held_classes(cls, attribute)
@@ -711,6 +731,19 @@ class MethodCaptureAnalysis:
                 path = stale_path(self.graph, life, self.captures.change_reach(mutation, None))
                 if path is not None:
                     yield mutation, path
+
+    def _held_parts(self, cls: ClassFacts, attribute: str, reads: list[Read]) -> HeldParts | None:
+        """What the reads of ``self.<attribute>`` read of the object every store of it makes
+        (a class of the module or of another module of the project); None when the code
+        does not say."""
+        stores = [
+            mutation
+            for mutation, _ in self._changes(cls, attribute)
+            if mutation.path == (f".{attribute}",)
+        ]
+        if not stores:
+            return None
+        return held_parts(self.facts, self.graph, self.captures.project, attribute, reads, stores)
 
     def _held_classes(self, cls: ClassFacts, attribute: str) -> list[Scope]:
         """The classes ``self.<attribute> = SomeClass(...)`` makes in this class; empty when
@@ -955,6 +988,14 @@ def _beside(mutation: Mutation, reads: list[Read]) -> bool:
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     return any(node is inner for inner in ast.walk(outer))
+
+
+def _below(mutation: Mutation, attribute: str) -> tuple[str, ...]:
+    """The path a change makes below ``self.<attribute>`` (``(".params",)`` for
+    ``self.model.params = p``); the whole path when the attribute is not in it."""
+    steps = mutation.path
+    at = next((i for i, step in enumerate(steps) if step == f".{attribute}"), None)
+    return steps if at is None else steps[at + 1 :]
 
 
 def _first_attribute(read: Read) -> str | None:

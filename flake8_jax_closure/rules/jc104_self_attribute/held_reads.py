@@ -1,0 +1,113 @@
+"""What compiled code reads of an object ``self`` holds, and so which changes of it matter.
+
+``self.model.forward(params, x)`` on ``self.model = Net(2.0)`` reads what ``Net.forward``
+reads of the model (``receiver.paths_read_by``), for a class of the module or of another
+module of the project. A trainer that stores ``self.model.params = ...`` after each step,
+while its compiled loss is given the parameters as an argument and ``forward`` reads only
+``self.scale``, changes nothing the trace read. Followed only where the code shows it: every
+store of ``self.model`` makes an object of the same class, every read of it is an attribute
+or a method call, and the changed name is a plain attribute (no property or ``__setattr__``
+of a class without bases). JAX traces only what the methods read.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from ...analysis.callgraph.graph import CallGraph
+from ...analysis.facts.model import Mutation, Read, paths_overlap
+from ...analysis.facts.queries import Facts
+from ...analysis.project import ProjectView
+from ...analysis.receiver import called_method, paths_read_by, plain_attribute
+
+Path = tuple[str, ...]
+
+
+class HeldParts:
+    """The parts of one held object that compiled code reads, and whether a change touches
+    them."""
+
+    def __init__(self, paths: list[Path], plain: Callable[[str], bool]) -> None:
+        self.paths = paths
+        self.plain = plain
+
+    def touches(self, below: Path) -> bool:
+        """Whether a change at ``below`` (``(".params",)`` for ``self.model.params = p``)
+        may change what the reads return: the whole object, an item or a name that is not
+        plain data, or a path one of the reads overlaps."""
+        if not below or not below[0].startswith(".") or not self.plain(below[0][1:]):
+            return True
+        return any(paths_overlap(below, path) for path in self.paths)
+
+
+def held_parts(
+    facts: Facts,
+    graph: CallGraph,
+    project: ProjectView | None,
+    attribute: str,
+    reads: Iterable[Read],
+    stores: Iterable[Mutation],
+) -> HeldParts | None:
+    """What ``reads`` (of ``self.<attribute>``, below it) read of the object that ``stores``
+    (every store of ``self.<attribute>``) make; None when the code does not say."""
+    reader = _class_reader(facts, graph, project, list(stores))
+    if reader is None:
+        return None
+    read_by, plain = reader
+    paths: list[Path] = []
+    for read in reads:
+        below = read.path[1:]
+        if below:
+            if not below[0].startswith("."):
+                return None  # ``self.model["k"]``
+            name = below[0][1:]
+            if plain(name):
+                paths.append(below)  # ``self.model.scale``: data
+                continue
+            found = read_by(name)  # a property, or a function kept in an attribute
+        else:
+            node = read.path_node if read.path_node is not None else read.node
+            method = called_method(facts, node)
+            if method is None:
+                return None  # ``self.model`` handed on whole
+            found = read_by(method)
+        if found is None:
+            return None
+        paths.extend(found)
+    return HeldParts(paths, plain)
+
+
+def _class_reader(
+    facts: Facts, graph: CallGraph, project: ProjectView | None, stores: list[Mutation]
+) -> tuple[Callable[[str], list[Path] | None], Callable[[str], bool]] | None:
+    """What calling a method of the one class every store makes reads, and which of its
+    names are plain attributes."""
+    made = set()
+    classes = set()
+    for store in stores:
+        value = store.value
+        if not isinstance(value, ast.Call):
+            return None
+        cls = graph.object_class_of_call(store.scope, value)
+        if cls is not None:
+            classes.add(cls)
+            continue
+        qualified = facts.qualified_name(store.scope, value.func)
+        if qualified is None or project is None:
+            return None
+        made.add(qualified)
+    if len(classes) + len(made) != 1:
+        return None
+    if classes:
+        scope = classes.pop()
+        return (
+            lambda method: paths_read_by(facts, scope, method),
+            lambda name: plain_attribute(scope, name),
+        )
+    qualified = made.pop()
+    assert project is not None
+    return (
+        lambda method: project.method_reads(qualified, method),
+        lambda name: project.plain_attribute(qualified, name),
+    )
