@@ -263,18 +263,41 @@ Trainer().train()
 """
 
 
+STATE_PROPERTY = """
+    @property
+    def state(self):
+        return self.{attribute}
+
+    @state.setter
+    def state(self, value):
+        self.{attribute} = value
+"""
+
+
 @pytest.mark.parametrize(
     ("attribute", "findings", "base"),
-    [("params", 0, ""), ("scale", 1, ""), ("params", 1, "(Base)")],
-    ids=["not-read", "read", "base-may-set"],
+    [
+        ("params", 0, ""),
+        ("scale", 1, ""),
+        ("params", 1, "(Base)"),
+        ("state", 0, "params"),
+        ("state", 1, "scale"),
+    ],
+    ids=["not-read", "read", "base-may-set", "setter-stores-unread", "setter-stores-read"],
 )
 def test_an_object_held_by_a_trainer_reads_what_its_class_in_another_module_reads(
     project: Path, attribute: str, findings: int, base: str
 ) -> None:
     """``self.model.forward(x, params)`` in a static-``self`` method, on ``self.model =
     Force(3.0)`` of a class another module defines, reads what ``forward`` reads there; a
-    class with a base class may turn a store into a property's setter."""
-    (project / "pkg" / "force.py").write_text(FORCE.replace("class Force:", f"class Force{base}:"))
+    class with a base class may turn a store into a property's setter; a property's setter
+    that only stores an attribute changes that attribute."""
+    force = FORCE
+    if attribute == "state":
+        force += STATE_PROPERTY.format(attribute=base)
+    elif base:
+        force = FORCE.replace("class Force:", f"class Force{base}:")
+    (project / "pkg" / "force.py").write_text(force)
     script = project / "scripts" / "held.py"
     script.write_text(HELD_SCRIPT.format(attribute=attribute))
     found = _check("--no-cache", str(script))

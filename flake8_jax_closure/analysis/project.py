@@ -239,6 +239,7 @@ class ProjectIndex:
         self._calls: dict[tuple[Path, int], list[Call]] = {}
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
         self._plain: dict[tuple[Path, int, str, str], bool] = {}
+        self._setters: dict[tuple[Path, int, str, str], tuple[str, ...] | None] = {}
         self._by_module: dict[str, list[Path]] | None = None
         self._exported: dict[tuple[Path, int, str], Exports] = {}
         self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
@@ -319,10 +320,7 @@ class ProjectIndex:
         ``qualified`` (``pkg.model.Force``, or ``.model.Force`` relative to ``module``) reads,
         when the class is defined in a module of the project; None when it is not, or when
         the method may read anything (``receiver.paths_read_by``)."""
-        module_name, _, class_name = qualified.rpartition(".")
-        if module_name.startswith("."):
-            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
-        home = self._class_home(module_name, class_name, _MOST_HOPS)
+        home = self._home(module, qualified)
         if home is None:
             return None
         path, class_name = home
@@ -336,10 +334,7 @@ class ProjectIndex:
         """Whether storing ``obj.name = value`` on an object of the class ``qualified`` only
         stores it, when a module of the project defines the class (``receiver.plain_attribute``);
         False when it is not the project's, or the code does not say."""
-        module_name, _, class_name = qualified.rpartition(".")
-        if module_name.startswith("."):
-            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
-        home = self._class_home(module_name, class_name, _MOST_HOPS)
+        home = self._home(module, qualified)
         if home is None:
             return False
         path, class_name = home
@@ -351,6 +346,29 @@ class ProjectIndex:
             plain = _class_query(text, class_name, lambda _, cls: plain_attribute(cls, name))
             self._plain[key] = plain is True
         return self._plain[key]
+
+    def setter_stores(self, module: Path, qualified: str, name: str) -> list[str] | None:
+        """The attributes a property's setter stores (``receiver.setter_stores``) when a
+        module of the project defines the class ``qualified``; None otherwise."""
+        home = self._home(module, qualified)
+        if home is None:
+            return None
+        path, class_name = home
+        text = self._text(path)
+        key = (path, hash(text), class_name, f"={name}")
+        if key not in self._setters:
+            from .receiver import setter_stores
+
+            found = _class_query(text, class_name, lambda _, cls: setter_stores(cls, name))
+            self._setters[key] = None if found is None else tuple(found)
+        stored = self._setters[key]
+        return None if stored is None else list(stored)
+
+    def _home(self, module: Path, qualified: str) -> tuple[Path, str] | None:
+        module_name, _, class_name = qualified.rpartition(".")
+        if module_name.startswith("."):
+            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        return self._class_home(module_name, class_name, _MOST_HOPS)
 
     def function_def(self, module: Path, qualified: str) -> ast.FunctionDef | None:
         """The ``def`` of the function ``qualified`` (``pkg.data.load``, or ``.data.load``
@@ -567,6 +585,11 @@ class ProjectView:
 
     def plain_attribute(self, qualified: str, name: str) -> bool:
         return self.index is not None and self.index.plain_attribute(self.module, qualified, name)
+
+    def setter_stores(self, qualified: str, name: str) -> list[str] | None:
+        if self.index is None:
+            return None
+        return self.index.setter_stores(self.module, qualified, name)
 
     def called_elsewhere(self, qualified: str) -> bool:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)

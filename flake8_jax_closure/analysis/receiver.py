@@ -131,6 +131,53 @@ def plain_attribute(cls: Scope, name: str) -> bool:
     return True
 
 
+def setter_stores(cls: Scope, name: str) -> list[str] | None:
+    """The attributes ``obj.name = value`` stores on an object of ``cls`` when ``name`` is a
+    property whose setter only stores into ``self`` (``self.params, self.opt_state =
+    value``); None for anything else (no setter, or one that does more)."""
+    if has_bases(cls.node):
+        return None
+    setters = []
+    for statement in getattr(cls.node, "body", []):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name == "__setattr__":
+                return None
+            if statement.name == name and any(
+                isinstance(d, ast.Attribute) and d.attr == "setter"
+                for d in statement.decorator_list
+            ):
+                setters.append(statement)
+    if len(setters) != 1:
+        return None
+    setter = setters[0]
+    arguments = setter.args.posonlyargs + setter.args.args
+    if len(setter.decorator_list) != 1 or len(arguments) != 2:
+        return None
+    own = arguments[0].arg
+    stored: list[str] = []
+    for statement in setter.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if not isinstance(statement, ast.Assign):
+            return None
+        for node in ast.walk(statement.value):
+            if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) or (
+                isinstance(node, ast.Name) and node.id == own
+            ):
+                return None  # a call may change anything; ``self`` read or handed on
+        for target in statement.targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            for element in elements:
+                if not (
+                    isinstance(element, ast.Attribute)
+                    and isinstance(element.value, ast.Name)
+                    and element.value.id == own
+                ):
+                    return None
+                stored.append(element.attr)
+    return stored
+
+
 @dataclass(frozen=True)
 class _Code:
     """What calling a method or kept function runs, and what making it read of ``self``."""

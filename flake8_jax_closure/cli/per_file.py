@@ -70,6 +70,10 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().plain_attribute(qualified, name)
 
+    def setter_stores(self, qualified: str, name: str) -> list[str] | None:
+        self.asked = True
+        return super().setter_stores(qualified, name)
+
     def called_elsewhere(self, qualified: str) -> bool:
         self.asked = True
         return super().called_elsewhere(qualified)

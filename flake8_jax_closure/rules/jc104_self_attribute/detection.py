@@ -743,7 +743,38 @@ class MethodCaptureAnalysis:
         ]
         if not stores:
             return None
-        return held_parts(self.facts, self.graph, self.captures.project, attribute, reads, stores)
+        deep: list[Read] = []
+        for read in reads:
+            if _first_attribute(read) == attribute:
+                deep.append(read)
+                continue
+            called = self._called_method(read)  # ``self.update_model()`` reading it
+            if called is None or called not in cls.methods:
+                return None
+            deep.extend(self._reads_of_attribute(cls, called, attribute))
+        return held_parts(self.facts, self.graph, self.captures.project, attribute, deep, stores)
+
+    def _reads_of_attribute(
+        self, cls: ClassFacts, name: str, attribute: str, seen: frozenset[str] = frozenset()
+    ) -> Iterator[Read]:
+        """The reads of ``self.<attribute>`` that the method ``name`` makes, directly or
+        through the methods it calls (as ``_attributes_read_by`` follows them)."""
+        method = cls.methods.get(name)
+        self_name = method_self_name(method) if method is not None else None
+        if method is None or self_name is None or name in seen:
+            return
+        for read in self.facts.reads_within(method):
+            if read.name != self_name or self.facts.resolve(read.scope, self_name) is not method:
+                continue
+            if self._written_into(read):
+                continue
+            first = _first_attribute(read)
+            if first == attribute:
+                yield read
+            elif first is None or first in cls.methods:
+                called = first or self._called_method(read)
+                if called is not None and called in cls.methods:
+                    yield from self._reads_of_attribute(cls, called, attribute, seen | {name})
 
     def _held_classes(self, cls: ClassFacts, attribute: str) -> list[Scope]:
         """The classes ``self.<attribute> = SomeClass(...)`` makes in this class; empty when

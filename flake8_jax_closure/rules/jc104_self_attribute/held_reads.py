@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
 
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.facts.model import Mutation, Read, paths_overlap
 from ...analysis.facts.queries import Facts
 from ...analysis.project import ProjectView
-from ...analysis.receiver import called_method, paths_read_by, plain_attribute
+from ...analysis.receiver import called_method, paths_read_by, plain_attribute, setter_stores
 
 Path = tuple[str, ...]
 
@@ -28,17 +30,26 @@ class HeldParts:
     """The parts of one held object that compiled code reads, and whether a change touches
     them."""
 
-    def __init__(self, paths: list[Path], plain: Callable[[str], bool]) -> None:
+    def __init__(self, paths: list[Path], reader: _ClassReader) -> None:
         self.paths = paths
-        self.plain = plain
+        self.reader = reader
 
     def touches(self, below: Path) -> bool:
         """Whether a change at ``below`` (``(".params",)`` for ``self.model.params = p``)
-        may change what the reads return: the whole object, an item or a name that is not
-        plain data, or a path one of the reads overlaps."""
-        if not below or not below[0].startswith(".") or not self.plain(below[0][1:]):
+        may change what the reads return: the whole object, an item, a name that is neither
+        plain data nor a property whose setter only stores attributes, or a path one of the
+        reads overlaps (for a setter, one of the attributes it stores)."""
+        if not below or not below[0].startswith("."):
             return True
-        return any(paths_overlap(below, path) for path in self.paths)
+        name = below[0][1:]
+        if self.reader.plain(name):
+            changed = [below]
+        else:
+            stored = self.reader.setter_stores(name)
+            if stored is None:
+                return True
+            changed = [(f".{attribute}",) for attribute in stored]
+        return any(paths_overlap(c, path) for c in changed for path in self.paths)
 
 
 def held_parts(
@@ -54,9 +65,11 @@ def held_parts(
     reader = _class_reader(facts, graph, project, list(stores))
     if reader is None:
         return None
-    read_by, plain = reader
+    read_by, plain = reader.reads, reader.plain
     paths: list[Path] = []
     for read in reads:
+        if read.path[:1] != (f".{attribute}",):
+            return None  # not a read of the attribute itself (``self.loss_fn(x)``)
         below = read.path[1:]
         if below:
             if not below[0].startswith("."):
@@ -75,14 +88,23 @@ def held_parts(
         if found is None:
             return None
         paths.extend(found)
-    return HeldParts(paths, plain)
+    return HeldParts(paths, reader)
+
+
+@dataclass(frozen=True)
+class _ClassReader:
+    """Questions about the one class a held object is made from."""
+
+    reads: Callable[[str], list[Path] | None]  # what calling a method reads of ``self``
+    plain: Callable[[str], bool]  # whether storing the name only stores it
+    setter_stores: Callable[[str], list[str] | None]  # what a property's setter stores
 
 
 def _class_reader(
     facts: Facts, graph: CallGraph, project: ProjectView | None, stores: list[Mutation]
-) -> tuple[Callable[[str], list[Path] | None], Callable[[str], bool]] | None:
-    """What calling a method of the one class every store makes reads, and which of its
-    names are plain attributes."""
+) -> _ClassReader | None:
+    """The class every store makes, as a class of the module or of another module of the
+    project; None when the stores make more than one, or the code does not say."""
     made = set()
     classes = set()
     for store in stores:
@@ -101,13 +123,15 @@ def _class_reader(
         return None
     if classes:
         scope = classes.pop()
-        return (
-            lambda method: paths_read_by(facts, scope, method),
-            lambda name: plain_attribute(scope, name),
+        return _ClassReader(
+            partial(paths_read_by, facts, scope),
+            partial(plain_attribute, scope),
+            partial(setter_stores, scope),
         )
     qualified = made.pop()
     assert project is not None
-    return (
-        lambda method: project.method_reads(qualified, method),
-        lambda name: project.plain_attribute(qualified, name),
+    return _ClassReader(
+        partial(project.method_reads, qualified),
+        partial(project.plain_attribute, qualified),
+        partial(project.setter_stores, qualified),
     )
