@@ -4,7 +4,9 @@ same block, and code after a block that ends the program.
 A rebinding written right after ``break`` (``if done: break; opt_update = ...``) is dead code:
 Python never reaches it, so it changes nothing a compiled call could have traced. A block that
 ends with ``sys.exit()`` (``if args.dev: step(x); sys.exit()``) runs nothing after itself: a
-compiled call in it traces, but no call outside it comes later.
+compiled call in it traces, but no call outside it comes later. Likewise a block of a function
+that ends with ``return`` (``if dummy: run(x); return out``) runs nothing of that run of the
+function after itself.
 """
 
 from __future__ import annotations
@@ -37,6 +39,52 @@ def cut_off(tree: ast.Module, earlier: int, later: int) -> bool:
         first <= earlier <= last and not first <= later <= last
         for first, last in _line_ranges(tree)[1]
     )
+
+
+def run_ended(tree: ast.Module, function: ast.AST, earlier: int, later: int) -> bool:
+    """Whether the line ``earlier`` sits in a block of ``function`` that ends with ``return``
+    and ``later`` does not: in one run of the function, running ``earlier`` means ``later``
+    never runs after it. Not for a block inside a ``try`` of the function, whose ``finally``
+    runs after the ``return``."""
+    return any(
+        first <= earlier <= last and not first <= later <= last
+        for first, last in _returning_blocks(tree).get(id(function), ())
+    )
+
+
+_returns: weakref.WeakKeyDictionary[ast.Module, dict[int, list[tuple[int, int]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _returning_blocks(tree: ast.Module) -> dict[int, list[tuple[int, int]]]:
+    """For each function of the module (by ``id`` of its node), the line ranges of its nested
+    blocks that end with ``return``, outside any ``try`` of the function."""
+    found = _returns.get(tree)
+    if found is not None:
+        return found
+    found = {}
+    for function in statements(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        ranges: list[tuple[int, int]] = []
+        pending: list[ast.stmt] = list(function.body)
+        while pending:
+            statement = pending.pop()
+            if isinstance(statement, _SCOPES) or isinstance(statement, _TRIES):
+                continue  # its own function's, or a ``finally`` may run after the return
+            for block in _blocks_of(statement):
+                pending.extend(block)
+                if isinstance(block[-1], ast.Return):
+                    ranges.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno))
+        if ranges:
+            found[id(function)] = ranges
+    _returns[tree] = found
+    return found
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 def _line_ranges(tree: ast.Module) -> _Ranges:

@@ -38,7 +38,7 @@ from .eager import runs_eagerly
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
-from .reachable import cut_off
+from .reachable import cut_off, run_ended
 from .receiver import method_self_name
 from .remade import arguments_remade
 from .shapes import Shape, call_shapes
@@ -462,11 +462,15 @@ def stale_path(
     for event in change.events:
         # A use in a block that ends the program comes after nothing outside it.
         tree = graph.facts.tree
+        # In a function each run of which makes a new object, a use in a block that returns
+        # comes after nothing outside it in that run, and no later run calls the same object.
+        ends_run = home is not None and event.driver is home
         here = [
             u
             for u in uses.in_driver(event.driver)
             if not (u.at < event.at and cut_off(tree, u.at[0], event.at[0]))
             and not (u.at > event.at and cut_off(tree, event.at[0], u.at[0]))
+            and not (ends_run and _run_ended(tree, home, u.at[0], event.at[0]))
         ]
         # Importers' code runs after the module's own, except after a script's main block.
         module_outside = (
@@ -843,6 +847,11 @@ def _made_from_new_class(facts: Facts, driver: Scope, value: ast.expr, since: Po
         b.kind is BindingKind.CLASS and b.scope is driver and since < b.at < at
         for b in facts.bindings_of(owner, name)
     )
+
+
+def _run_ended(tree: ast.Module, home: Scope | None, one: int, other: int) -> bool:
+    """Whether, of two lines of ``home``, the earlier ends the run before the later runs."""
+    return home is not None and run_ended(tree, home.node, min(one, other), max(one, other))
 
 
 def _before_home(graph: CallGraph, event: Event, home: Scope) -> bool:
