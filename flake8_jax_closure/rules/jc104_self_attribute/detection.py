@@ -39,7 +39,7 @@ from ...analysis.bindings import (
     rebuild_keeps_fields,
     waits_for,
 )
-from ...analysis.callgraph.events import Event, EventKind, Reach
+from ...analysis.callgraph.events import Event, EventKind, Reach, level
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture
@@ -728,9 +728,41 @@ class MethodCaptureAnalysis:
                     or (held and not any(self.graph.related(other, c) for c in held))
                 ):
                     continue
-                path = stale_path(self.graph, life, self.captures.change_reach(mutation, None))
+                if owner.name in CONSTRUCTORS:
+                    # A constructor stores into the object it makes, not into one already
+                    # held, unless code runs it again on an object (``x.__init__(...)``).
+                    reach = self._run_again(owner.name)
+                    if reach is None:
+                        continue
+                else:
+                    reach = self.captures.change_reach(mutation, None)
+                path = stale_path(self.graph, life, reach)
                 if path is not None:
                     yield mutation, path
+
+    def _run_again(self, constructor: str) -> Reach | None:
+        """Where code runs a constructor again on an existing object (``self.kernel.__init__
+        (basis)``, or through ``getattr``); not ``super().__init__(...)`` or
+        ``Base.__init__(self)`` in a constructor, which builds the new object. None when
+        nothing does."""
+        events = []
+        for ref in self.facts.attribute_refs(constructor):
+            base = ref.base
+            building = isinstance(base, ast.Name) or (
+                isinstance(base, ast.Call)
+                and isinstance(base.func, ast.Name)
+                and base.func.id == "super"
+            )
+            function = ref.scope
+            while function.kind is not ScopeKind.FUNCTION and function.parent is not None:
+                function = function.parent
+            if building and function.name in CONSTRUCTORS:
+                continue
+            node = ref.node
+            start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            driver, at, loops = level(ref.scope, start, ref.loops)
+            events.append(Event(driver, at, loops, EventKind.RUN, node=node))
+        return self.graph.propagate(events, None) if events else None
 
     def _held_parts(self, cls: ClassFacts, attribute: str, reads: list[Read]) -> HeldParts | None:
         """What the reads of ``self.<attribute>`` read of the object every store of it makes
