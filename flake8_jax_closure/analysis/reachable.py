@@ -44,8 +44,9 @@ def cut_off(tree: ast.Module, earlier: int, later: int) -> bool:
 def run_ended(tree: ast.Module, function: ast.AST, earlier: int, later: int) -> bool:
     """Whether the line ``earlier`` sits in a block of ``function`` that ends with ``return``
     and ``later`` does not: in one run of the function, running ``earlier`` means ``later``
-    never runs after it. Not for a block inside a ``try`` of the function, whose ``finally``
-    runs after the ``return``."""
+    never runs after it. Not for a block inside a ``try`` or ``with`` of the function (an
+    error may be caught there and the code after it run; a ``finally`` runs after the
+    ``return``), nor one with a ``break`` or ``continue`` that may leave it first."""
     return any(
         first <= earlier <= last and not first <= later <= last
         for first, last in _returning_blocks(tree).get(id(function), ())
@@ -59,7 +60,8 @@ _returns: weakref.WeakKeyDictionary[ast.Module, dict[int, list[tuple[int, int]]]
 
 def _returning_blocks(tree: ast.Module) -> dict[int, list[tuple[int, int]]]:
     """For each function of the module (by ``id`` of its node), the line ranges of its nested
-    blocks that end with ``return``, outside any ``try`` of the function."""
+    blocks that end with ``return`` and are left no other way, outside any ``try`` or
+    ``with`` of the function."""
     found = _returns.get(tree)
     if found is not None:
         return found
@@ -71,11 +73,11 @@ def _returning_blocks(tree: ast.Module) -> dict[int, list[tuple[int, int]]]:
         pending: list[ast.stmt] = list(function.body)
         while pending:
             statement = pending.pop()
-            if isinstance(statement, _SCOPES) or isinstance(statement, _TRIES):
-                continue  # its own function's, or a ``finally`` may run after the return
+            if isinstance(statement, _SCOPES + _CATCHING):
+                continue  # its own function's; or an error in it may be caught, and go on
             for block in _blocks_of(statement):
                 pending.extend(block)
-                if isinstance(block[-1], ast.Return):
+                if isinstance(block[-1], ast.Return) and not _leaves_early(block):
                     ranges.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno))
         if ranges:
             found[id(function)] = ranges
@@ -84,7 +86,22 @@ def _returning_blocks(tree: ast.Module) -> dict[int, list[tuple[int, int]]]:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
+# Statements around a block that may go on after an error in it: a ``try`` (whose ``finally``
+# also runs after a ``return``), a ``with`` (``contextlib.suppress``).
+_CATCHING = (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith)
+
+
+def _leaves_early(block: list[ast.stmt]) -> bool:
+    """Whether a ``break`` or ``continue`` in the block (outside the functions it defines)
+    may leave it before its ``return``."""
+    pending: list[ast.AST] = list(block)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if not isinstance(node, _SCOPES + (ast.Lambda,)):
+            pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _line_ranges(tree: ast.Module) -> _Ranges:

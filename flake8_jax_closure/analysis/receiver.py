@@ -73,7 +73,8 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     methods = _own_methods(cls)
     # A class with base classes may inherit what a name of ``self`` holds: a method, or a
     # property computed from any attribute. Only attributes its own methods store are data.
-    stored = _stored_attributes(methods) if has_bases(cls.node) else None
+    stored = _stored_attributes(methods) if _may_supply(cls) else None
+    class_level = _class_level_names(cls)
     paths: set[tuple[str, ...]] = set()
     pending, seen = [method], {method}
     while pending:
@@ -96,6 +97,10 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
                         bodies.append(helper)
                 elif attribute is None:
                     return None  # ``self`` itself handed on, or a local the code may share
+                elif _dunder(attribute) and attribute not in methods:
+                    return None  # ``self.__dict__``, ``self.__getattribute__``: anything
+                elif attribute in class_level:
+                    return None  # ``scale = property(...)`` in the class: may read anything
                 elif attribute in methods or _keeps_function(facts, methods, attribute):
                     if attribute not in seen:
                         seen.add(attribute)
@@ -114,10 +119,11 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
 
 
 def plain_attribute(cls: Scope, name: str) -> bool:
-    """Whether ``obj.name = value`` on an object of ``cls`` only stores the value: the class
-    has no base class (which may define a property or ``__setattr__``), and binds neither
-    ``name`` (a property's setter runs instead) nor ``__setattr__``."""
-    if has_bases(cls.node):
+    """Whether ``obj.name = value`` on an object of ``cls`` only stores the value: not a
+    special name (``__dict__``, ``__class__``); the class has no base class, class decorator
+    (but a dataclass's) or lookup hook, which may make it a property, and does not bind
+    ``name`` (a property's setter runs instead)."""
+    if _dunder(name) or _may_supply(cls):
         return False
     for statement in getattr(cls.node, "body", []):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -135,7 +141,7 @@ def setter_stores(cls: Scope, name: str) -> list[str] | None:
     """The attributes ``obj.name = value`` stores on an object of ``cls`` when ``name`` is a
     property whose setter only stores into ``self`` (``self.params, self.opt_state =
     value``); None for anything else (no setter, or one that does more)."""
-    if has_bases(cls.node):
+    if _dunder(name) or _may_supply(cls):
         return None
     setters = []
     for statement in getattr(cls.node, "body", []):
@@ -174,6 +180,8 @@ def setter_stores(cls: Scope, name: str) -> list[str] | None:
                     and element.value.id == own
                 ):
                     return None
+                if not plain_attribute(cls, element.attr):
+                    return None  # ``self.__dict__ = value``, another property's setter
                 stored.append(element.attr)
     return stored
 
@@ -302,10 +310,12 @@ def _kept_code(facts: Facts, method: Scope, self_name: str, value: ast.expr) -> 
             paths.extend(read)
         value = value.args[0]
     if isinstance(value, ast.Lambda):
+        if _names_a_local(facts, method, value.args):
+            return None  # ``lambda x, s=self: ...``: a default made from the method's locals
         return _Code((_Body(facts.scope_of(value), method, self_name),), tuple(paths))
     if isinstance(value, ast.Name):
         nested = _nested_def(facts, method, value.id)
-        if nested is None:
+        if nested is None or _made_from_locals(facts, method, nested):
             return None
         return _Code((_Body(nested, method, self_name),), tuple(paths))
     if _names_function(facts, method, self_name, value):
@@ -319,15 +329,14 @@ def _attribute_paths(
     facts: Facts, method: Scope, self_name: str, value: ast.expr
 ) -> list[tuple[str, ...]] | None:
     """The attributes of ``self`` that ``value`` reads (``nn=self.G.nn``); None when it
-    hands on ``self`` or a local of the method, or makes a function."""
+    hands on ``self`` or another local of the method (a parameter the object may also hold),
+    or makes a function."""
     paths: list[tuple[str, ...]] = []
     for node in ast.walk(value):
         if isinstance(node, ast.Lambda):
             return None
         if isinstance(node, ast.Name) and facts.resolve(method, node.id) is method:
             if node.id != self_name:
-                if node.id in method.params:
-                    continue
                 return None
             parent = facts.parent(node)
             if not isinstance(parent, ast.Attribute) or parent.value is not node:
@@ -346,6 +355,30 @@ def _built_from(facts: Facts, method: Scope, self_name: str, value: ast.expr) ->
             if node.id == self_name or node.id not in method.params:
                 return True
     return False
+
+
+def _made_from_locals(facts: Facts, method: Scope, nested: Scope) -> bool:
+    """Whether the ``def`` of a function ``method`` keeps takes defaults or decorators from
+    the method's locals (``def forward(x, s=self)``), evaluated where it is defined."""
+    node = nested.node
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return True
+    return _names_a_local(facts, method, node.args) or any(
+        _names_a_local(facts, method, decorator) for decorator in node.decorator_list
+    )
+
+
+def _names_a_local(facts: Facts, method: Scope, node: ast.AST) -> bool:
+    """Whether ``node`` (a ``def``'s or ``lambda``'s arguments with their defaults, or a
+    decorator) names a local of ``method``; annotations aside, only defaults are values."""
+    values: list[ast.AST] = [node]
+    if isinstance(node, ast.arguments):
+        values = [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+    return any(
+        isinstance(name, ast.Name) and facts.resolve(method, name.id) is method
+        for value in values
+        for name in ast.walk(value)
+    )
 
 
 def _other_arguments(call: ast.Call) -> Iterator[ast.expr]:
@@ -370,8 +403,8 @@ def _self_attributes(
     """Each attribute of ``self`` that ``body`` takes, with the path it reads below the
     object (empty when it calls the attribute); a function of the method that a kept one
     calls, as a body to read too; ``None`` for ``self`` handed on whole, or, in a kept
-    function, a read of a local of the method that the object may share (a list the method
-    also stores in an attribute)."""
+    function, a read of another local of the method, which the object may also hold (a
+    parameter the method stores, or one that is the same object as another)."""
     kept = body.scope is not body.owner
     for read in facts.reads_within(body.scope):
         if facts.resolve(read.scope, read.name) is not body.owner:
@@ -379,37 +412,16 @@ def _self_attributes(
         if read.name != body.self_name:
             if kept:
                 nested = _nested_def(facts, body.owner, read.name)
-                if nested is not None:
+                if nested is not None and not _made_from_locals(facts, body.owner, nested):
                     yield None, (), _Body(nested, body.owner, body.self_name)
-                elif not _unshared_parameter(body.owner, body.self_name, read.name):
-                    yield None, (), None
+                else:
+                    yield None, (), None  # a local the object may also hold (``self.t = t``)
             continue
         parent = facts.parent(read.node)
         if not isinstance(parent, ast.Attribute) or parent.value is not read.node:
             yield None, (), None
             continue
         yield parent.attr, read.path, None
-
-
-def _unshared_parameter(method: Scope, self_name: str, name: str) -> bool:
-    """A parameter of ``method`` that no statement of the method (outside the functions it
-    defines) names together with ``self``: a function the method keeps reads the value it
-    was given, which nothing puts into the object (``self.cfg = cfg``, ``self.x.append(cfg)``).
-    """
-    if name not in method.params:
-        return False
-    pending: list[ast.AST] = list(getattr(method.node, "body", []))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
-            named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            if {self_name, name} <= named:
-                return False
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return True
 
 
 def _is_self_attribute(node: ast.AST, self_name: str, name: str) -> bool:
@@ -433,6 +445,53 @@ def has_bases(node: ast.AST) -> bool:
     """A class deriving from anything but ``object``."""
     bases = getattr(node, "bases", [])
     return any(not (isinstance(b, ast.Name) and b.id == "object") for b in bases)
+
+
+# Class decorators that add no attribute lookups of their own (a dataclass's fields are data).
+_PLAIN_DECORATORS = frozenset({"dataclass"})
+# Methods that decide what reading or storing any name of the object does.
+_LOOKUP_HOOKS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__"})
+
+
+def _may_supply(cls: Scope) -> bool:
+    """Whether something besides the class's own methods may decide what a name of ``self``
+    holds: a base class, a class decorator that is not a dataclass's, or a lookup hook
+    (``__getattr__``)."""
+    node = cls.node
+    if has_bases(node):
+        return True
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        word = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if word not in _PLAIN_DECORATORS:
+            return True
+    return any(
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and statement.name in _LOOKUP_HOOKS
+        for statement in getattr(node, "body", [])
+    )
+
+
+def _class_level_names(cls: Scope) -> set[str]:
+    """Names the class body binds to anything but a constant (``scale = property(...)``, a
+    descriptor): reading one through ``self`` may run code."""
+    names: set[str] = set()
+    for statement in getattr(cls.node, "body", []):
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        if isinstance(value, ast.Constant):
+            continue
+        for target in targets:
+            names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def _stored_attributes(methods: dict[str, Scope]) -> set[str]:

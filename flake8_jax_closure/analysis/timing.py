@@ -462,9 +462,10 @@ def stale_path(
     for event in change.events:
         # A use in a block that ends the program comes after nothing outside it.
         tree = graph.facts.tree
-        # In a function each run of which makes a new object, a use in a block that returns
-        # comes after nothing outside it in that run, and no later run calls the same object.
-        ends_run = home is not None and event.driver is home
+        # In a function each run of which makes a new object that it keeps to itself, a use
+        # in a block that returns comes after nothing outside it in that run, and no later
+        # run calls the same object.
+        ends_run = event.driver is home and _kept_to_its_run(graph, life)
         here = [
             u
             for u in uses.in_driver(event.driver)
@@ -847,6 +848,20 @@ def _made_from_new_class(facts: Facts, driver: Scope, value: ast.expr, since: Po
         b.kind is BindingKind.CLASS and b.scope is driver and since < b.at < at
         for b in facts.bindings_of(owner, name)
     )
+
+
+def _kept_to_its_run(graph: CallGraph, life: CompiledLife) -> bool:
+    """Whether each run of the home makes a new object and only calls it there: the name
+    the object is bound to is a local of the home (not ``global``), read only as the callee
+    of a call; never returned, stored, appended or handed on, so no later run, and no code
+    after the run, can call it."""
+    home, name = life.home, life.bound_name
+    if home is None or name is None or life.reach.handed_on:
+        return False
+    facts = graph.facts
+    if facts.resolve(home, name) is not home or name in home.declared_global:
+        return False
+    return all(read.called for read in facts.reads_of(home, name))
 
 
 def _run_ended(tree: ast.Module, home: Scope | None, one: int, other: int) -> bool:
