@@ -790,13 +790,14 @@ class CaptureAnalysis:
     ) -> list[tuple[str, ...]] | None:
         """What calling ``method`` on the object reads of it: a method of its class, or a
         function kept in an attribute that wraps one of them (``model.batch_forward =
-        jax.vmap(model.forward, ...)``), which reads the attribute and what the method reads."""
-        through = reader(method)
-        if through is not None:
-            return through
+        jax.vmap(model.forward, ...)``), which reads the attribute and what the method reads.
+        A function the code stores there itself decides, not the class's method of that name
+        (``model.forward = partial(other, model)``)."""
         stored = [m for m in self.facts.mutations_of(owner, name) if m.path == (f".{method}",)]
+        if not stored:
+            return reader(method)
         wrapped = {self._wrapped_method(owner, name, m.value) for m in stored}
-        if not stored or len(wrapped) != 1 or None in wrapped:
+        if len(wrapped) != 1 or None in wrapped:
             return None
         inner = reader(wrapped.pop() or "")
         return None if inner is None else [(f".{method}",), *inner]

@@ -71,6 +71,8 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     reads, through the class's own methods and the functions they keep in attributes; None
     when it may read anything."""
     methods = _own_methods(cls)
+    if hands_itself_on(facts, cls):
+        return None  # ``NETS.append(self)``, ``self.me = self``: read back by another route
     # A class with base classes may inherit what a name of ``self`` holds: a method, or a
     # property computed from any attribute. Only attributes its own methods store are data.
     stored = _stored_attributes(methods) if _may_supply(cls) else None
@@ -141,8 +143,8 @@ def setter_stores(cls: Scope, name: str) -> list[str] | None:
     """The attributes ``obj.name = value`` stores on an object of ``cls`` when ``name`` is a
     property whose setter only stores into ``self`` (``self.params, self.opt_state =
     value``); None for anything else (no setter, or one that does more)."""
-    if _dunder(name) or _may_supply(cls):
-        return None
+    if _dunder(name) or _may_supply(cls) or name in _class_level_names(cls):
+        return None  # ``state = property(state.fget, other_setter)`` after the ``def``s
     setters = []
     for statement in getattr(cls.node, "body", []):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -198,11 +200,14 @@ class _Code:
 
 def _code_of(facts: Facts, methods: dict[str, Scope], name: str) -> _Code | None:
     """The code calling ``name`` on the object runs: the method, or the functions the class's
-    methods keep in that attribute; None when the code does not show it."""
+    methods keep in that attribute; None when the code does not show it (a method sets
+    attributes by name: ``setattr(self, "forward", f)``)."""
     scope = methods.get(name)
     if scope is not None:
         self_name = method_self_name(scope)
         return None if self_name is None else _Code((_Body(scope, scope, self_name),))
+    if any(sets_by_name(method.node) for method in methods.values()):
+        return None
     stores = list(_stores_of(methods, name))
     if not stores:
         return None
@@ -407,7 +412,11 @@ def _self_attributes(
     parameter the method stores, or one that is the same object as another)."""
     kept = body.scope is not body.owner
     for read in facts.reads_within(body.scope):
-        if facts.resolve(read.scope, read.name) is not body.owner:
+        owner = facts.resolve(read.scope, read.name)
+        if kept and owner is facts.module_scope and not _fixed_global(facts, read.name):
+            yield None, (), None  # ``model.params`` through the global that holds the object
+            continue
+        if owner is not body.owner:
             continue
         if read.name != body.self_name:
             if kept:
@@ -422,6 +431,52 @@ def _self_attributes(
             yield None, (), None
             continue
         yield parent.attr, read.path, None
+
+
+def _fixed_global(facts: Facts, name: str) -> bool:
+    """A module-level name bound only to an import, a ``def`` or a constant (or a builtin):
+    reading it never reaches an object of the class."""
+    for binding in facts.bindings_of(facts.module_scope, name):
+        if binding.kind in (BindingKind.IMPORT, BindingKind.DEF):
+            continue
+        if binding.kind is BindingKind.ASSIGN and isinstance(binding.value, ast.Constant):
+            continue
+        return False
+    return True
+
+
+def hands_itself_on(facts: Facts, cls: Scope) -> bool:
+    """Whether a method of the class uses ``self`` other than to take an attribute of it or
+    return it: handed to a call (``NETS.append(self)``, ``Net(2.0, self)``), stored
+    (``self.me = self``), or bound to another name (``me = self``)."""
+    for method in _own_methods(cls).values():
+        self_name = method_self_name(method)
+        if self_name is None:
+            continue
+        for read in facts.reads_within(method):
+            if read.name != self_name or facts.resolve(read.scope, self_name) is not method:
+                continue
+            parent = facts.parent(read.node)
+            if isinstance(parent, ast.Attribute) and parent.value is read.node:
+                continue
+            if isinstance(parent, ast.Call) and parent.func is read.node:
+                continue  # ``self(x)``: a call of the object's own ``__call__``
+            if isinstance(parent, ast.Return):
+                continue
+            return True
+    return False
+
+
+def sets_by_name(node: ast.AST) -> bool:
+    """Whether code sets attributes by a computed name: ``setattr``, ``__setattr__``,
+    ``vars(...)`` or ``__dict__``."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+            if inner.func.id in ("setattr", "vars"):
+                return True
+        if isinstance(inner, ast.Attribute) and inner.attr in ("__setattr__", "__dict__"):
+            return True
+    return False
 
 
 def _is_self_attribute(node: ast.AST, self_name: str, name: str) -> bool:

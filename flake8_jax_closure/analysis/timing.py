@@ -861,7 +861,8 @@ def _kept_to_its_run(graph: CallGraph, life: CompiledLife) -> bool:
     facts = graph.facts
     if facts.resolve(home, name) is not home or name in home.declared_global:
         return False
-    return all(read.called for read in facts.reads_of(home, name))
+    # Read in the home itself: a call inside a ``lambda`` or generator it returns runs later.
+    return all(read.called and read.scope is home for read in facts.reads_of(home, name))
 
 
 def _run_ended(tree: ast.Module, home: Scope | None, one: int, other: int) -> bool:

@@ -56,7 +56,7 @@ from ...analysis.facts.model import (
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
-from ...analysis.receiver import method_self_name
+from ...analysis.receiver import hands_itself_on, has_bases, method_self_name, sets_by_name
 from ...analysis.structure import sets_split_structure
 from ...analysis.timing import (
     CompiledLife,
@@ -84,6 +84,7 @@ class MethodCaptureAnalysis:
         self.captures = captures
         self.classes = MutableClasses(facts, graph)
         self.holders = HolderFinder(graph, self.classes, finder)
+        self._by_name: bool | None = None
 
     def stale_captures(self, sites: list[CompiledFunction]) -> Iterator[StaleCapture]:
         found = list(self.holders.holders(sites))
@@ -728,7 +729,7 @@ class MethodCaptureAnalysis:
                     or (held and not any(self.graph.related(other, c) for c in held))
                 ):
                     continue
-                if owner.name in CONSTRUCTORS:
+                if _builds_its_own_object(self.facts, mutation, owner):
                     # A constructor stores into the object it makes, not into one already
                     # held, unless code runs it again on an object (``x.__init__(...)``).
                     reach = self._run_again(owner.name)
@@ -768,12 +769,11 @@ class MethodCaptureAnalysis:
         """What the reads of ``self.<attribute>`` read of the object every store of it makes
         (a class of the module or of another module of the project); None when the code
         does not say."""
-        stores = [
-            mutation
-            for mutation, _ in self._changes(cls, attribute)
-            if mutation.path == (f".{attribute}",)
-        ]
-        if not stores:
+        changes = [mutation for mutation, _ in self._changes(cls, attribute)]
+        stores = [mutation for mutation in changes if mutation.path == (f".{attribute}",)]
+        if not stores or self._sets_by_name() or hands_itself_on(self.facts, cls.scope):
+            # ``self.__dict__["model"] = Other()``; ``Net(2.0, self)`` reading the trainer
+            # back through the object it holds.
             return None
         deep: list[Read] = []
         for read in reads:
@@ -784,7 +784,19 @@ class MethodCaptureAnalysis:
             if called is None or called not in cls.methods:
                 return None
             deep.extend(self._reads_of_attribute(cls, called, attribute))
-        return held_parts(self.facts, self.graph, self.captures.project, attribute, deep, stores)
+        parts = held_parts(self.facts, self.graph, self.captures.project, attribute, deep, stores)
+        if parts is not None and any(
+            parts.replaces_code(_below(mutation, attribute)) for mutation in changes
+        ):
+            return None  # ``trainer.model.forward = lambda ...``: not the class's method
+        return parts
+
+    def _sets_by_name(self) -> bool:
+        """Whether the module sets attributes by a computed name anywhere (``setattr``,
+        ``vars``, ``__dict__``), which may store any attribute of any object."""
+        if self._by_name is None:
+            self._by_name = sets_by_name(self.facts.tree)
+        return self._by_name
 
     def _reads_of_attribute(
         self, cls: ClassFacts, name: str, attribute: str, seen: frozenset[str] = frozenset()
@@ -1051,6 +1063,41 @@ def _beside(mutation: Mutation, reads: list[Read]) -> bool:
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     return any(node is inner for inner in ast.walk(outer))
+
+
+def _builds_its_own_object(facts: Facts, mutation: Mutation, owner: Scope) -> bool:
+    """Whether ``mutation`` is a constructor storing a plain attribute into the object it
+    makes: a statement of ``__init__`` itself (not of a function it defines and keeps, which
+    may run later on the object), ``self.basis = value`` (not into what the attribute holds,
+    which may be shared: a given or default dict), with ``self`` never rebound, in a class
+    without base classes, decorators but a dataclass's, ``__new__`` or metaclass (which may
+    hand back an existing object to construct again)."""
+    cls = owner.parent
+    if owner.name not in CONSTRUCTORS or cls is None or mutation.scope is not owner:
+        return False
+    if len(mutation.path) != 1 or not isinstance(cls.node, ast.ClassDef):
+        return False
+    node = cls.node
+    if (
+        has_bases(node)
+        or node.keywords
+        or "__new__"
+        in {statement.name for statement in node.body if isinstance(statement, ast.FunctionDef)}
+    ):
+        return False
+    if any(_decorator_word(d) != "dataclass" for d in node.decorator_list):
+        return False
+    self_name = method_self_name(owner)
+    return self_name is not None and all(
+        binding.kind is BindingKind.PARAM for binding in facts.bindings_of(owner, self_name)
+    )
+
+
+def _decorator_word(decorator: ast.expr) -> str:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
 
 
 def _below(mutation: Mutation, attribute: str) -> tuple[str, ...]:

@@ -51,6 +51,15 @@ class HeldParts:
             changed = [(f".{attribute}",) for attribute in stored]
         return any(paths_overlap(c, path) for c in changed for path in self.paths)
 
+    def replaces_code(self, below: Path) -> bool:
+        """Whether a change at ``below`` stores over a name that is neither plain data nor a
+        property with a simple setter (``model.forward = lambda ...``): the code a read runs
+        is then not the class's."""
+        if len(below) != 1 or not below[0].startswith("."):
+            return False
+        name = below[0][1:]
+        return not self.reader.plain(name) and self.reader.setter_stores(name) is None
+
 
 def held_parts(
     facts: Facts,
