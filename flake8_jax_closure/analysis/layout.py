@@ -121,7 +121,7 @@ def kept_layout(
     one of the class's ``methods`` what each of its returns keeps."""
     if index is None:
         updated = updated_at(value)
-        if updated is not None and _is_own(updated, self_name, attribute):
+        if updated is not None and is_own(updated, self_name, attribute):
             return _EVERYTHING
         if _reshaped_to(value, self_name, attribute, entry=None):
             return _SHAPE
@@ -181,12 +181,12 @@ def _reshaped_to(value: ast.expr, self_name: str, attribute: str, entry: str | N
         return False
     held = shape.value
     if entry is None:
-        return _is_own(held, self_name, attribute)
+        return is_own(held, self_name, attribute)
     return (
         isinstance(held, ast.Subscript)
         and isinstance(held.slice, ast.Name)
         and held.slice.id == entry
-        and _is_own(held.value, self_name, attribute)
+        and is_own(held.value, self_name, attribute)
     )
 
 
@@ -248,7 +248,7 @@ def _list_of_reshapes(
     if not _reshaped_to(appends[0].args[0], self_name, attribute, entry=entry):
         return frozenset()
     length = _over_range(loop)
-    if length is not None and _is_own(length, self_name, attribute):
+    if length is not None and is_own(length, self_name, attribute):
         return _ENTRY_SHAPES | {(False, "len")}
     return _ENTRY_SHAPES
 
@@ -301,7 +301,8 @@ def _nested_return(method: ast.AST, statement: ast.Return) -> bool:
     return False
 
 
-def _is_own(node: ast.expr, self_name: str, attribute: str) -> bool:
+def is_own(node: ast.AST, self_name: str, attribute: str) -> bool:
+    """``self.attribute``: the attribute of the object ``self_name`` names."""
     return (
         isinstance(node, ast.Attribute)
         and node.attr == attribute

@@ -238,8 +238,7 @@ class ProjectIndex:
         self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
         self._calls: dict[tuple[Path, int], list[Call]] = {}
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
-        self._plain: dict[tuple[Path, int, str, str], bool] = {}
-        self._setters: dict[tuple[Path, int, str, str], tuple[str, ...] | None] = {}
+        self._answers: dict[tuple[Path, int, str, str], object] = {}
         self._by_module: dict[str, list[Path]] | None = None
         self._exported: dict[tuple[Path, int, str], Exports] = {}
         self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
@@ -334,35 +333,38 @@ class ProjectIndex:
         """Whether storing ``obj.name = value`` on an object of the class ``qualified`` only
         stores it, when a module of the project defines the class (``receiver.plain_attribute``);
         False when it is not the project's, or the code does not say."""
-        home = self._home(module, qualified)
-        if home is None:
-            return False
-        path, class_name = home
-        text = self._text(path)
-        key = (path, hash(text), class_name, f"={name}")
-        if key not in self._plain:
-            from .receiver import plain_attribute
+        from .receiver import plain_attribute
 
-            plain = _class_query(text, class_name, lambda _, cls: plain_attribute(cls, name))
-            self._plain[key] = plain is True
-        return self._plain[key]
+        found = self._class_answer(
+            module, qualified, f"plain {name}", partial_query(plain_attribute, name)
+        )
+        return found is True
 
     def setter_stores(self, module: Path, qualified: str, name: str) -> list[str] | None:
         """The attributes a property's setter stores (``receiver.setter_stores``) when a
         module of the project defines the class ``qualified``; None otherwise."""
+        from .receiver import setter_stores
+
+        found = self._class_answer(
+            module, qualified, f"setter {name}", partial_query(setter_stores, name)
+        )
+        return list(found) if isinstance(found, tuple) else None
+
+    def _class_answer(
+        self, module: Path, qualified: str, question: str, query: Callable[[Facts, Scope], object]
+    ) -> object:
+        """``query``'s answer about the class ``qualified`` of the project, kept while the
+        file defining it is unchanged; None when the project does not define it."""
         home = self._home(module, qualified)
         if home is None:
             return None
         path, class_name = home
         text = self._text(path)
-        key = (path, hash(text), class_name, f"={name}")
-        if key not in self._setters:
-            from .receiver import setter_stores
-
-            found = _class_query(text, class_name, lambda _, cls: setter_stores(cls, name))
-            self._setters[key] = None if found is None else tuple(found)
-        stored = self._setters[key]
-        return None if stored is None else list(stored)
+        key = (path, hash(text), class_name, question)
+        if key not in self._answers:
+            found = _class_query(text, class_name, query)
+            self._answers[key] = tuple(found) if isinstance(found, list) else found
+        return self._answers[key]
 
     def _home(self, module: Path, qualified: str) -> tuple[Path, str] | None:
         module_name, _, class_name = qualified.rpartition(".")
@@ -611,6 +613,11 @@ def _class_method_reads(text: str, class_name: str, method: str) -> list[tuple[s
     from .receiver import paths_read_by
 
     return _class_query(text, class_name, lambda facts, cls: paths_read_by(facts, cls, method))
+
+
+def partial_query(question: Callable[[Scope, str], _T], name: str) -> Callable[[Facts, Scope], _T]:
+    """A class query asking ``question(cls, name)``."""
+    return lambda _, cls: question(cls, name)
 
 
 def _class_query(text: str, class_name: str, query: Callable[[Facts, Scope], _T]) -> _T | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
+from .layout import is_own
 
 _METHODS_FOLLOWED = 32  # past this many methods, the call is taken to read anything
 # Calls that wrap a function into another that calls it (what they are given is read when
@@ -278,7 +279,7 @@ def _stores_of(
                 targets = [node.target]
             for target in targets:
                 for element in ast.walk(target):
-                    if _is_self_attribute(element, self_name, name):
+                    if is_own(element, self_name, name):
                         plain = element is target and len(targets) == 1
                         yield method, self_name, value if plain else None
 
@@ -477,15 +478,6 @@ def sets_by_name(node: ast.AST) -> bool:
         if isinstance(inner, ast.Attribute) and inner.attr in ("__setattr__", "__dict__"):
             return True
     return False
-
-
-def _is_self_attribute(node: ast.AST, self_name: str, name: str) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == name
-        and isinstance(node.value, ast.Name)
-        and node.value.id == self_name
-    )
 
 
 def _own_methods(cls: Scope) -> dict[str, Scope]:
