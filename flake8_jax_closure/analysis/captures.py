@@ -795,12 +795,27 @@ class CaptureAnalysis:
         (``model.forward = partial(other, model)``)."""
         stored = [m for m in self.facts.mutations_of(owner, name) if m.path == (f".{method}",)]
         if not stored:
+            if self._stored_elsewhere(method):
+                return None  # ``install(m)`` doing ``m.forward = ...``: not the class's code
             return reader(method)
         wrapped = {self._wrapped_method(owner, name, m.value) for m in stored}
         if len(wrapped) != 1 or None in wrapped:
             return None
         inner = reader(wrapped.pop() or "")
         return None if inner is None else [(f".{method}",), *inner]
+
+    def _stored_elsewhere(self, method: str) -> bool:
+        """Whether code stores a function under the name ``method`` on some object other than
+        a method's own ``self`` (``m.forward = lambda ...`` on an object a helper is given,
+        ``Net.forward = f``), which may be the object called."""
+        for mutation in self.facts.attribute_changes(method):
+            if mutation.path[:1] != (f".{method}",):
+                continue
+            owner = self.facts.resolve(mutation.scope, mutation.name)
+            if method_self_name(owner) == mutation.name:
+                continue  # ``self.forward = ...`` in a method: the class's own store
+            return True
+        return False
 
     def _wrapped_method(self, owner: Scope, name: str, value: ast.expr | None) -> str | None:
         """``m`` for ``obj.m``, ``jax.vmap(obj.m, ...)`` or ``functools.partial(obj.m, ...)``,

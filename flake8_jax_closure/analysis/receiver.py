@@ -72,8 +72,10 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
     reads, through the class's own methods and the functions they keep in attributes; None
     when it may read anything."""
     methods = _own_methods(cls)
-    if hands_itself_on(facts, cls):
-        return None  # ``NETS.append(self)``, ``self.me = self``: read back by another route
+    if hands_itself_on(facts, cls) or _open_class(facts, cls):
+        # ``NETS.append(self)``, ``self.me = self``: read back by another route; ``Net.forward
+        # = f`` after the class, or a static method storing into an object it is given.
+        return None
     # A class with base classes may inherit what a name of ``self`` holds: a method, or a
     # property computed from any attribute. Only attributes its own methods store are data.
     stored = _stored_attributes(methods) if _may_supply(cls) else None
@@ -118,6 +120,11 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
                     paths.add(path or (f".{attribute}",))
         if len(seen) > _METHODS_FOLLOWED:
             return None
+    # ``self.table = table; self.cfg = table``: a read of one reads what the other holds.
+    aliases = _aliased_attributes(methods)
+    for path in list(paths):
+        for other in aliases.get(path[0], ()):
+            paths.add((other, *path[1:]))
     return sorted(paths)
 
 
@@ -206,7 +213,9 @@ def _code_of(facts: Facts, methods: dict[str, Scope], name: str) -> _Code | None
     scope = methods.get(name)
     if scope is not None:
         self_name = method_self_name(scope)
-        return None if self_name is None else _Code((_Body(scope, scope, self_name),))
+        if self_name is None or not _plainly_decorated(scope.node):
+            return None  # a decorator's wrapper may read anything of ``self``
+        return _Code((_Body(scope, scope, self_name),))
     if any(sets_by_name(method.node) for method in methods.values()):
         return None
     stores = list(_stores_of(methods, name))
@@ -376,10 +385,14 @@ def _made_from_locals(facts: Facts, method: Scope, nested: Scope) -> bool:
 
 def _names_a_local(facts: Facts, method: Scope, node: ast.AST) -> bool:
     """Whether ``node`` (a ``def``'s or ``lambda``'s arguments with their defaults, or a
-    decorator) names a local of ``method``; annotations aside, only defaults are values."""
+    decorator) names a local of ``method``, or gives a default other than a constant
+    (``cfg=CONFIG``: an object the class may also hold); annotations aside, only defaults
+    are values."""
     values: list[ast.AST] = [node]
     if isinstance(node, ast.arguments):
         values = [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+        if not all(isinstance(value, ast.Constant) for value in values):
+            return True
     return any(
         isinstance(name, ast.Name) and facts.resolve(method, name.id) is method
         for value in values
@@ -414,7 +427,7 @@ def _self_attributes(
     kept = body.scope is not body.owner
     for read in facts.reads_within(body.scope):
         owner = facts.resolve(read.scope, read.name)
-        if kept and owner is facts.module_scope and not _fixed_global(facts, read.name):
+        if owner is facts.module_scope and not _fixed_global(facts, read.name):
             yield None, (), None  # ``model.params`` through the global that holds the object
             continue
         if owner is not body.owner:
@@ -434,16 +447,137 @@ def _self_attributes(
         yield parent.attr, read.path, None
 
 
-def _fixed_global(facts: Facts, name: str) -> bool:
-    """A module-level name bound only to an import, a ``def`` or a constant (or a builtin):
-    reading it never reaches an object of the class."""
-    for binding in facts.bindings_of(facts.module_scope, name):
-        if binding.kind in (BindingKind.IMPORT, BindingKind.DEF):
+# Builtins that reach any global or local by name.
+_NAME_LOOKUPS = frozenset({"globals", "locals", "vars", "eval", "exec", "__import__"})
+_DEPTH = 3  # module functions followed from one another
+
+
+def _fixed_global(facts: Facts, name: str, depth: int = _DEPTH) -> bool:
+    """A module-level name bound only to an import, a constant or an undecorated ``def``
+    that reads only such names itself (or a builtin that looks nothing up by name): reading
+    it never reaches an object of the class through a global (``model.params`` in a helper
+    ``current_params()``)."""
+    bindings = facts.bindings_of(facts.module_scope, name)
+    if not bindings:
+        return name not in _NAME_LOOKUPS
+    for binding in bindings:
+        if binding.kind is BindingKind.IMPORT:
             continue
         if binding.kind is BindingKind.ASSIGN and isinstance(binding.value, ast.Constant):
             continue
+        if (
+            binding.kind is BindingKind.DEF
+            and depth > 0
+            and _reads_fixed_globals(facts, binding.node, depth - 1)
+        ):
+            continue
         return False
     return True
+
+
+def _reads_fixed_globals(facts: Facts, node: ast.AST | None, depth: int) -> bool:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+        return False
+    scope = facts.scope_of(node)
+    return all(
+        facts.resolve(read.scope, read.name) is not facts.module_scope
+        or _fixed_global(facts, read.name, depth)
+        for read in facts.reads_within(scope)
+    )
+
+
+def _plainly_decorated(node: ast.AST) -> bool:
+    """A method with no decorator but ``property``: calling it runs its own body."""
+    return all(
+        isinstance(d, ast.Name) and d.id == "property" for d in getattr(node, "decorator_list", [])
+    )
+
+
+def _open_class(facts: Facts, cls: Scope) -> bool:
+    """Whether code outside the class's plain methods may change what its names hold:
+    a store into the class object (``Net.forward = f``, ``setattr(Net, ...)``) anywhere in
+    the module, or a static or class method storing into an attribute of what it is given."""
+    for statement in getattr(cls.node, "body", []):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(
+                isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                for d in statement.decorator_list
+            ) and _stores_attributes(statement):
+                return True
+    return patched(facts, cls.name)
+
+
+def patched(facts: Facts, class_name: str) -> bool:
+    """Whether code stores into the class object ``class_name`` (``Net.forward = f``,
+    ``setattr(Net, ...)``) anywhere in the module."""
+    for node in ast.walk(facts.tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == class_name
+        ):
+            return True
+        for target in targets:
+            for element in ast.walk(target):
+                if (
+                    isinstance(element, ast.Attribute)
+                    and isinstance(element.value, ast.Name)
+                    and element.value.id == class_name
+                ):
+                    return True
+    return False
+
+
+def _stores_attributes(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        if any(isinstance(e, ast.Attribute) for t in targets for e in ast.walk(t)):
+            return True
+    return False
+
+
+def _aliased_attributes(methods: dict[str, Scope]) -> dict[str, set[str]]:
+    """Attributes that may hold one object: stored from the same local name in one method
+    (``self.table = table; self.cfg = table``), or one from the other (``self.b = self.a``);
+    keyed by ``.name``."""
+    aliases: dict[str, set[str]] = {}
+    for method in methods.values():
+        self_name = method_self_name(method)
+        if self_name is None:
+            continue
+        sources: dict[str, set[str]] = {}
+        for node in ast.walk(method.node):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                continue
+            if target.value.id != self_name:
+                continue
+            if isinstance(value, ast.Name):
+                key = value.id
+            elif is_own(value, self_name, getattr(value, "attr", "")):
+                key = f"self.{getattr(value, 'attr', '')}"
+                sources.setdefault(key, set()).add(f".{getattr(value, 'attr', '')}")
+            else:
+                continue
+            sources.setdefault(key, set()).add(f".{target.attr}")
+        for group in sources.values():
+            for member in group:
+                aliases.setdefault(member, set()).update(group - {member})
+    return aliases
 
 
 def hands_itself_on(facts: Facts, cls: Scope) -> bool:

@@ -861,8 +861,28 @@ def _kept_to_its_run(graph: CallGraph, life: CompiledLife) -> bool:
     facts = graph.facts
     if facts.resolve(home, name) is not home or name in home.declared_global:
         return False
+    definition = life.definition
+    if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if len(definition.decorator_list) > 1:
+            return False  # ``@keep`` beside the compile decorator may store the object
+        if not definition.decorator_list and not _only_compiled(facts, home, definition.name):
+            return False  # ``run = jax.jit(inner)``: ``inner`` handed on shares the cache
+    if any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("locals", "vars", "eval", "exec")
+        for node in ast.walk(home.node)
+    ):
+        return False  # ``return locals()``: every local handed on
     # Read in the home itself: a call inside a ``lambda`` or generator it returns runs later.
     return all(read.called and read.scope is home for read in facts.reads_of(home, name))
+
+
+def _only_compiled(facts: Facts, home: Scope, name: str) -> bool:
+    """Whether the ``def`` named ``name`` in ``home`` is read only as the one argument of a
+    compile call there (``run = jax.jit(inner)``)."""
+    reads = facts.reads_of(home, name)
+    return len(reads) == 1 and isinstance(facts.parent(reads[0].node), ast.Call)
 
 
 def _run_ended(tree: ast.Module, home: Scope | None, one: int, other: int) -> bool:

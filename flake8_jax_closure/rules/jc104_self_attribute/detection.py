@@ -56,7 +56,13 @@ from ...analysis.facts.model import (
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
-from ...analysis.receiver import hands_itself_on, has_bases, method_self_name, sets_by_name
+from ...analysis.receiver import (
+    hands_itself_on,
+    has_bases,
+    method_self_name,
+    patched,
+    sets_by_name,
+)
 from ...analysis.structure import sets_split_structure
 from ...analysis.timing import (
     CompiledLife,
@@ -1070,20 +1076,21 @@ def _builds_its_own_object(facts: Facts, mutation: Mutation, owner: Scope) -> bo
     makes: a statement of ``__init__`` itself (not of a function it defines and keeps, which
     may run later on the object), ``self.basis = value`` (not into what the attribute holds,
     which may be shared: a given or default dict), with ``self`` never rebound, in a class
-    without base classes, decorators but a dataclass's, ``__new__`` or metaclass (which may
-    hand back an existing object to construct again)."""
+    without base classes, decorators but a dataclass's, ``__new__`` (anywhere in its body)
+    or metaclass, which may hand back an existing object to construct again, and that no
+    code patches (``Kernel.__new__ = ...``)."""
     cls = owner.parent
     if owner.name not in CONSTRUCTORS or cls is None or mutation.scope is not owner:
         return False
     if len(mutation.path) != 1 or not isinstance(cls.node, ast.ClassDef):
         return False
     node = cls.node
-    if (
-        has_bases(node)
-        or node.keywords
-        or "__new__"
-        in {statement.name for statement in node.body if isinstance(statement, ast.FunctionDef)}
-    ):
+    binds_new = any(
+        (isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name == "__new__")
+        or (isinstance(inner, ast.Name) and inner.id == "__new__")
+        for inner in ast.walk(node)
+    )
+    if has_bases(node) or node.keywords or binds_new or patched(facts, node.name):
         return False
     if any(_decorator_word(d) != "dataclass" for d in node.decorator_list):
         return False
