@@ -350,6 +350,16 @@ class ProjectIndex:
         )
         return list(found) if isinstance(found, tuple) else None
 
+    def attribute_aliases(self, module: Path, qualified: str, name: str) -> tuple[str, ...]:
+        """The attributes that may hold what ``name`` holds (``receiver.attribute_aliases``)
+        when a module of the project defines the class ``qualified``; empty otherwise."""
+        from .receiver import attribute_aliases
+
+        found = self._class_answer(
+            module, qualified, f"aliases {name}", partial_query(attribute_aliases, name)
+        )
+        return found if isinstance(found, tuple) else ()
+
     def _class_answer(
         self, module: Path, qualified: str, question: str, query: Callable[[Facts, Scope], object]
     ) -> object:
@@ -587,6 +597,11 @@ class ProjectView:
 
     def plain_attribute(self, qualified: str, name: str) -> bool:
         return self.index is not None and self.index.plain_attribute(self.module, qualified, name)
+
+    def attribute_aliases(self, qualified: str, name: str) -> tuple[str, ...]:
+        if self.index is None:
+            return ()
+        return self.index.attribute_aliases(self.module, qualified, name)
 
     def setter_stores(self, qualified: str, name: str) -> list[str] | None:
         if self.index is None:

@@ -120,11 +120,12 @@ def paths_read_by(facts: Facts, cls: Scope, method: str) -> list[tuple[str, ...]
                     paths.add(path or (f".{attribute}",))
         if len(seen) > _METHODS_FOLLOWED:
             return None
-    # ``self.table = table; self.cfg = table``: a read of one reads what the other holds.
+    # ``self.table = table; self.cfg = table``: a read of one may read what the other holds
+    # (the whole of it: ``self.model_cfg = cfg["model"]`` holds a part of ``self.cfg``).
     aliases = _aliased_attributes(methods)
     for path in list(paths):
         for other in aliases.get(path[0], ()):
-            paths.add((other, *path[1:]))
+            paths.add((other,))
     return sorted(paths)
 
 
@@ -548,35 +549,47 @@ def _stores_attributes(function: ast.AST) -> bool:
     return False
 
 
+def attribute_aliases(cls: Scope, name: str) -> tuple[str, ...]:
+    """The other attributes of ``cls`` that may hold the object ``name`` holds, or part of
+    it (``_aliased_attributes``), as ``.other``."""
+    return tuple(sorted(_aliased_attributes(_own_methods(cls)).get(f".{name}", ())))
+
+
 def _aliased_attributes(methods: dict[str, Scope]) -> dict[str, set[str]]:
-    """Attributes that may hold one object: stored from the same local name in one method
-    (``self.table = table; self.cfg = table``), or one from the other (``self.b = self.a``);
-    keyed by ``.name``."""
-    aliases: dict[str, set[str]] = {}
+    """Attributes that may hold one object, or parts of one, keyed by ``.name``: stored from
+    values naming the same local of a method (``self.cfg = cfg; self.model_cfg =
+    cfg["model"]``), or one from the other (``self.layers = [Dense(), self.head]``,
+    ``self.head_params = self.embed.params``)."""
+    groups: dict[str, set[str]] = {}  # a source (a method's local, an attribute) -> stores
     for method in methods.values():
         self_name = method_self_name(method)
         if self_name is None:
             continue
-        sources: dict[str, set[str]] = {}
+        local = set(method.params) | {
+            n.id for n in ast.walk(method.node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)
+        }  # fmt: skip
         for node in ast.walk(method.node):
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
-            target, value = node.targets[0], node.value
+            target = node.targets[0]
             if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
                 continue
             if target.value.id != self_name:
                 continue
-            if isinstance(value, ast.Name):
-                key = value.id
-            elif is_own(value, self_name, getattr(value, "attr", "")):
-                key = f"self.{getattr(value, 'attr', '')}"
-                sources.setdefault(key, set()).add(f".{getattr(value, 'attr', '')}")
-            else:
-                continue
-            sources.setdefault(key, set()).add(f".{target.attr}")
-        for group in sources.values():
-            for member in group:
-                aliases.setdefault(member, set()).update(group - {member})
+            stored = f".{target.attr}"
+            groups.setdefault(stored, set()).add(stored)
+            for inner in ast.walk(node.value):
+                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
+                    if inner.value.id == self_name:
+                        groups.setdefault(f".{inner.attr}", set()).add(stored)
+                elif isinstance(inner, ast.Name) and inner.id != self_name and inner.id in local:
+                    groups.setdefault(f"{method.name}:{inner.id}", set()).add(stored)
+    aliases: dict[str, set[str]] = {}
+    for source, members in groups.items():
+        together = members | ({source} if source.startswith(".") else set())
+        for member in together:
+            aliases.setdefault(member, set()).update(together - {member})
     return aliases
 
 

@@ -70,6 +70,10 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().plain_attribute(qualified, name)
 
+    def attribute_aliases(self, qualified: str, name: str) -> tuple[str, ...]:
+        self.asked = True
+        return super().attribute_aliases(qualified, name)
+
     def setter_stores(self, qualified: str, name: str) -> list[str] | None:
         self.asked = True
         return super().setter_stores(qualified, name)

@@ -21,7 +21,13 @@ from ...analysis.callgraph.graph import CallGraph
 from ...analysis.facts.model import Mutation, Read, paths_overlap
 from ...analysis.facts.queries import Facts
 from ...analysis.project import ProjectView
-from ...analysis.receiver import called_method, paths_read_by, plain_attribute, setter_stores
+from ...analysis.receiver import (
+    attribute_aliases,
+    called_method,
+    paths_read_by,
+    plain_attribute,
+    setter_stores,
+)
 
 Path = tuple[str, ...]
 
@@ -85,7 +91,8 @@ def held_parts(
                 return None  # ``self.model["k"]``
             name = below[0][1:]
             if plain(name):
-                paths.append(below)  # ``self.model.scale``: data
+                paths.append(below)  # ``self.model.scale``: data, and what may share it
+                paths.extend((other,) for other in reader.aliases(name))
                 continue
             found = read_by(name)  # a property, or a function kept in an attribute
         else:
@@ -107,6 +114,7 @@ class _ClassReader:
     reads: Callable[[str], list[Path] | None]  # what calling a method reads of ``self``
     plain: Callable[[str], bool]  # whether storing the name only stores it
     setter_stores: Callable[[str], list[str] | None]  # what a property's setter stores
+    aliases: Callable[[str], tuple[str, ...]]  # attributes that may share what one holds
 
 
 def _class_reader(
@@ -136,6 +144,7 @@ def _class_reader(
             partial(paths_read_by, facts, scope),
             partial(plain_attribute, scope),
             partial(setter_stores, scope),
+            partial(attribute_aliases, scope),
         )
     qualified = made.pop()
     assert project is not None
@@ -143,4 +152,5 @@ def _class_reader(
         partial(project.method_reads, qualified),
         partial(project.plain_attribute, qualified),
         partial(project.setter_stores, qualified),
+        partial(project.attribute_aliases, qualified),
     )
