@@ -549,6 +549,47 @@ def _stores_attributes(function: ast.AST) -> bool:
     return False
 
 
+# Calls whose result holds what they are given (a container, a partial application).
+_HOLDING_CALLS = frozenset({"list", "tuple", "dict", "set", "partial"})
+
+
+def _shared_roots(value: ast.expr) -> Iterator[ast.expr]:
+    """What a stored value may share with other objects: the name, or ``self.<attr>``, at the
+    root of each reference in it (``cfg["model"]``, ``self.embed.w``), also inside container
+    displays and the arguments of a class's constructor (a CamelCase name: ``Schedule(hp)``)
+    or a container call; the result of any other call is taken as a new object."""
+    if isinstance(value, (ast.Attribute, ast.Subscript)):
+        inner = value.value
+        while isinstance(inner, (ast.Attribute, ast.Subscript)):
+            value, inner = inner, inner.value
+        if isinstance(inner, ast.Name):
+            # ``self.embed`` for ``self.embed.w``; ``cfg`` for ``cfg["model"]``.
+            yield value if isinstance(value, ast.Attribute) else inner
+        return
+    if isinstance(value, ast.Name):
+        yield value
+    elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        for element in value.elts:
+            yield from _shared_roots(element)
+    elif isinstance(value, ast.Dict):
+        for element in value.values:
+            yield from _shared_roots(element)
+    elif isinstance(value, ast.Starred):
+        yield from _shared_roots(value.value)
+    elif isinstance(value, ast.IfExp):
+        yield from _shared_roots(value.body)
+        yield from _shared_roots(value.orelse)
+    elif isinstance(value, ast.BoolOp):
+        for element in value.values:
+            yield from _shared_roots(element)
+    elif isinstance(value, ast.Call):
+        func = value.func
+        word = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if word in _HOLDING_CALLS or word[:1].isupper():
+            for argument in (*value.args, *(k.value for k in value.keywords)):
+                yield from _shared_roots(argument)
+
+
 def attribute_aliases(cls: Scope, name: str) -> tuple[str, ...]:
     """The other attributes of ``cls`` that may hold the object ``name`` holds, or part of
     it (``_aliased_attributes``), as ``.other``."""
@@ -579,12 +620,14 @@ def _aliased_attributes(methods: dict[str, Scope]) -> dict[str, set[str]]:
                 continue
             stored = f".{target.attr}"
             groups.setdefault(stored, set()).add(stored)
-            for inner in ast.walk(node.value):
-                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
-                    if inner.value.id == self_name:
-                        groups.setdefault(f".{inner.attr}", set()).add(stored)
-                elif isinstance(inner, ast.Name) and inner.id != self_name and inner.id in local:
-                    groups.setdefault(f"{method.name}:{inner.id}", set()).add(stored)
+            for root in _shared_roots(node.value):
+                if isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name):
+                    if root.value.id == self_name:
+                        groups.setdefault(f".{root.attr}", set()).add(stored)
+                        continue
+                    root = root.value  # ``cfg.model``: what ``cfg`` holds
+                if isinstance(root, ast.Name) and root.id != self_name and root.id in local:
+                    groups.setdefault(f"{method.name}:{root.id}", set()).add(stored)
     aliases: dict[str, set[str]] = {}
     for source, members in groups.items():
         together = members | ({source} if source.startswith(".") else set())
