@@ -48,6 +48,7 @@ from ...analysis.facts.model import (
     AttributeRef,
     BindingKind,
     Mutation,
+    Pos,
     Read,
     Scope,
     ScopeKind,
@@ -738,7 +739,7 @@ class MethodCaptureAnalysis:
                 if _builds_its_own_object(self.facts, mutation, owner):
                     # A constructor stores into the object it makes, not into one already
                     # held, unless code runs it again on an object (``x.__init__(...)``).
-                    reach = self._run_again(owner.name)
+                    reach = self._run_again(owner)
                     if reach is None:
                         continue
                 else:
@@ -747,14 +748,22 @@ class MethodCaptureAnalysis:
                 if path is not None:
                     yield mutation, path
 
-    def _run_again(self, constructor: str) -> Reach | None:
+    def _run_again(self, constructor: Scope) -> Reach | None:
         """Where code runs a constructor again on an existing object (``self.kernel.__init__
         (basis)``, or through ``getattr``); not ``super().__init__(...)`` or
         ``Base.__init__(self)`` in a constructor, which builds the new object. None when
         nothing does."""
         events = []
-        for ref in self.facts.attribute_refs(constructor):
+        made = constructor.parent
+        for ref in self.facts.attribute_refs(constructor.name):
             base = ref.base
+            other = self._class_of(ref.scope, base, ref.start)
+            if (
+                made is not None
+                and other is not None
+                and not (other is made or self.graph.related(other, made))
+            ):
+                continue  # ``meter.__init__()`` on an object of an unrelated class
             building = isinstance(base, ast.Name) or (
                 isinstance(base, ast.Call)
                 and isinstance(base.func, ast.Name)
@@ -770,6 +779,16 @@ class MethodCaptureAnalysis:
             driver, at, loops = level(ref.scope, start, ref.loops)
             events.append(Event(driver, at, loops, EventKind.RUN, node=node))
         return self.graph.propagate(events, None) if events else None
+
+    def _class_of(self, scope: Scope, base: ast.expr | None, at: Pos) -> Scope | None:
+        """The class of the object ``base`` names where the code says: ``self`` in a method
+        of a class, or a name bound to ``SomeClass(...)``."""
+        if not isinstance(base, ast.Name):
+            return None
+        owner = self.facts.resolve(scope, base.id)
+        if method_self_name(owner) == base.id and owner.parent is not None:
+            return owner.parent
+        return self.graph.object_class(scope, base.id, at)
 
     def _held_parts(self, cls: ClassFacts, attribute: str, reads: list[Read]) -> HeldParts | None:
         """What the reads of ``self.<attribute>`` read of the object every store of it makes
