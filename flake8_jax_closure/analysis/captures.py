@@ -174,8 +174,11 @@ class CaptureAnalysis:
             and self_is_static(site, self_name)
         }
         self._lives: dict[int, CompiledLife] = {}
-        # Changes made through a parameter: the calls handing the object on (``handed``).
-        self._handed: dict[int, list[Handing]] = {}
+        # Changes made through a parameter: the calls handing the object on, by the id of the
+        # copy made for them, which the entry keeps alive: a copy dropped after its question
+        # would free its id for a change the lazy facts make later, which would then be
+        # taken for it.
+        self._handed: dict[int, tuple[Mutation, list[Handing]]] = {}
         self._parameter_changes = ParameterChanges(facts)
 
     def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
@@ -531,7 +534,7 @@ class CaptureAnalysis:
                     # to the function is timed at other calls.
                     handed = replace(mutation)
                     mutations.append(handed)
-                    self._handed[id(handed)] = handings
+                    self._handed[id(handed)] = handed, handings
             if made_from is not None:
                 # ``nn(x, params)`` where ``__call__`` is compiled with ``self`` static and
                 # stores ``self.weights`` from its arguments: a store its own trace makes
@@ -916,8 +919,9 @@ class CaptureAnalysis:
     def change_reach(self, change: Site, barrier: Scope | None) -> Reach:
         if after_a_jump(self.facts.tree, change.node):
             return Reach()  # dead code: it never runs
-        handings = self._handed.get(id(change))
-        if handings is not None:
+        handed = self._handed.get(id(change))
+        if handed is not None and handed[0] is change:
+            handings = handed[1]
             # Changed through a parameter: where the object is handed to the function.
             events = []
             for handing in handings:
