@@ -38,6 +38,7 @@ from .eager import runs_eagerly
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
+from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import cut_off, run_ended
 from .receiver import method_self_name
 from .remade import arguments_remade
@@ -421,6 +422,9 @@ class StalePath:
     driver: Scope | None = None
     # An API hazard's path inside a function nothing shows running: what a run of it does.
     inside: tuple[WitnessStep, ...] = ()
+    # An API hazard of a loop whose passes slice the arguments by what the function is given:
+    # stale when two passes get one length (see ``pass_shapes``).
+    reshaped: ast.AST | None = None
 
     @property
     def witnessed(self) -> bool:
@@ -512,16 +516,32 @@ def stale_path(
             and _set_first_each_pass(event, loop, here, steady)
         ):
             loop = None
-        if loop is not None and not (
-            # Each pass remakes the arguments with the new value before calling (``net =
-            # MLP(width); params = net.init(...)``): a new architecture is a new trace.
-            retraced_by_shape
-            and arguments_remade(
-                graph.facts,
-                event,
-                [u for u in here if loop in u.loops],
-                whole=True,
-                reach=uses.events,
+        reshaped = (
+            reshaped_each_pass(graph.facts, loop, event, here)
+            if loop is not None and retraced_by_shape and not module_outside
+            else None
+        )
+        if loop is not None and reshaped is PassShapes.GIVEN:
+            # Each pass slices an argument to its own length from what the function is given,
+            # and the module's calls give lengths that differ: a caller outside the project
+            # may give two passes one length.
+            hazard = hazard or StalePath(
+                changers=(event.driver,), callers=(event.driver,), reshaped=loop
+            )
+        if (
+            loop is not None
+            and reshaped is None
+            and not (
+                # Each pass remakes the arguments with the new value before calling (``net =
+                # MLP(width); params = net.init(...)``): a new architecture is a new trace.
+                retraced_by_shape
+                and arguments_remade(
+                    graph.facts,
+                    event,
+                    [u for u in here if loop in u.loops],
+                    whole=True,
+                    reach=uses.events,
+                )
             )
         ):
             in_loop = [u for u in here if loop in u.loops]

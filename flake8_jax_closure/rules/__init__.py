@@ -151,7 +151,10 @@ What it does
     code the compiled object is handed to. It also reports a stale path the code shows
     inside a function that nothing in the project runs (a ``main()`` no code calls, a
     library's ``train()``): one run of it by an outside caller is stale, and the message
-    shows that path (``a run of it is stale: traced at line 24, ...``). Off by default: turn
+    shows that path (``a run of it is stale: traced at line 24, ...``); and a loop whose
+    passes slice the compiled call's arguments to lengths of their own from what the
+    function is given, which an outside caller may give two passes alike (``with values that
+    give two passes of the loop at line 21 arguments of the same shapes``). Off by default: turn
     it on with ``--extend-select JC2`` (or ``extend-select = ["JC2"]`` in the configuration),
     as a library whose users call those entry points may want.
 

@@ -72,6 +72,12 @@ def _hazard(path: StalePath) -> str:
         return f"API hazard: nothing in the project runs {changers}; a run of it is stale: " + (
             ", ".join(step.clause for step in path.inside)
         )
+    if path.reshaped is not None:
+        line = path.reshaped.lineno  # type: ignore[attr-defined]
+        return (
+            f"{outside} {changers} with values that give two passes of the loop at line {line} "
+            "arguments of the same shapes"
+        )
     if changers and changers == callers:
         return f"{outside} {changers} more than once"
     if changers and callers:
