@@ -16,6 +16,7 @@ literals and of a few pure builtins.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterator
 
 from .facts.model import Binding, BindingKind, Scope
@@ -25,6 +26,25 @@ from .facts.queries import Facts
 FunctionFinder = Callable[[str], "ast.FunctionDef | None"]
 
 _PURE_BUILTINS = frozenset({"len", "int", "float", "round", "abs", "min", "max", "bool"})
+# Library factories, as what their code does with what the closures return: numpyro's example
+# loader (``init, fetch = load_dataset(MNIST, batch_size=128)``) counts the batches when it is
+# made; each ``init()`` returns that count and newly permuted indices.
+_LIBRARY_FACTORIES = {
+    "numpyro.examples.datasets.load_dataset": """
+def load_dataset(dset, batch_size=None, split="train", shuffle=True, num_datapoints=None):
+    num_records = len(records(dset, split, num_datapoints))
+    if not batch_size:
+        batch_size = num_records
+
+    def init():
+        return num_records // batch_size, permuted(shuffle)
+
+    def get_batch(i=0):
+        return batch(i)
+
+    return init, get_batch
+""",
+}
 _VALUE_NODES = (
     ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Name, ast.Load,
     ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
@@ -128,9 +148,18 @@ def _function_named(
     node = binding.node
     if binding.kind is BindingKind.DEF and isinstance(node, ast.FunctionDef):
         return None if node.decorator_list else node
+    if binding.kind is BindingKind.IMPORT and binding.imported in _LIBRARY_FACTORIES:
+        return _library_factory(binding.imported)
     if binding.kind is BindingKind.IMPORT and binding.imported and elsewhere is not None:
         return elsewhere(binding.imported)
     return None
+
+
+@functools.cache
+def _library_factory(name: str) -> ast.FunctionDef:
+    definition = ast.parse(_LIBRARY_FACTORIES[name]).body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    return definition
 
 
 def _only_binding(facts: Facts, scope: Scope, name: str) -> tuple[Scope, Binding | None]:
