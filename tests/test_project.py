@@ -95,6 +95,48 @@ def test_a_script_of_the_project_is_the_witness(project: Path) -> None:
     )
 
 
+PHASES = """import jax
+import jax.numpy as jnp
+
+ts = jnp.arange(100.0)
+
+
+def phases(scales=(1.0, 2.0), fracs=(0.5, 1.0)):
+    @jax.jit
+    def loss(batch):
+        return jnp.mean(batch) * scale
+
+    n = ts.shape[0]
+    for scale, frac in zip(scales, fracs):
+        print(float(loss(ts[: int(n * frac)])))
+"""
+
+
+def test_phases_sliced_apart_by_their_defaults_are_an_api_hazard_until_a_module_calls_them(
+    project: Path,
+) -> None:
+    """Fractions that give each phase its own length leave a hazard of what a caller may give;
+    a call from another module of the project, with values this module does not show, makes
+    the loop's path the witness."""
+    (project / "pkg" / "phased.py").write_text(PHASES)
+    phased = str(project / "pkg" / "phased.py")
+    assert _check("--no-cache", phased) == []
+    (hazard,) = _check("--no-cache", "--extend-select", "JC2", phased)
+    assert hazard["code"] == "JC201"
+    assert str(hazard["message"]).endswith(
+        "API hazard: stale if a caller outside the project runs 'phases()' with values that "
+        "give two passes of the loop at line 13 arguments of the same shapes"
+    )
+    (project / "scripts" / "run.py").write_text(
+        "from pkg.phased import phases\n\nphases(fracs=(1.0, 1.0))\n"
+    )
+    (finding,) = _check("--no-cache", phased)
+    assert finding["code"] == "JC101"
+    assert [(s["line"], s["role"]) for s in finding["witness"]] == [  # type: ignore[union-attr]
+        (14, "trace"), (13, "change"), (14, "reuse"),
+    ]  # fmt: skip
+
+
 def test_a_link_that_leads_nowhere_or_to_itself_is_no_file_of_the_project(
     project: Path,
 ) -> None:

@@ -1,19 +1,29 @@
 """Arguments sliced to a new length in each pass of a loop, by the pass's own values.
 
-``for lr, length in zip(lrs, (0.1, 1)): optim = adam(lr); _ts = ts[: int(n * length)]`` and
-then ``make_step(_ts, ...)`` in the pass: JAX keys a trace on the shapes of the arguments, so
-when every pass gives an argument a length no other pass gives, each pass traces anew and
-reads the value its own pass set; no pass reuses the trace of another. The lengths are worked
-out from the values the loop goes through, written in the code (a tuple, a name bound once to
-one, or a parameter's default and the literal values the module's calls give it). A name the
-pass does not bind (``n``, the data's length) is the same in every pass, and the lengths must
-differ for every length it may hold up to a bound: ``int(100 * 0.28)`` and ``int(100 * 0.29)``
-are both 28. ``x[i * b : (i + 1) * b]`` has the same length in every pass and is no such
-argument.
+``for lr, length in zip(lrs, (0.1, 1.0)): optim = adam(lr); _ts = ts[: int(n * length)]``
+and then ``make_step(_ts, ...)`` in the pass: JAX keys a trace on the shapes of the
+arguments, so when every pass gives an argument a length no other pass gives, each pass traces
+anew and reads the value its own pass set; no pass reuses the trace of another.
 
-Only when the change is made in the pass itself (not in an inner loop, whose passes share the
-outer pass's shapes) and every compiled call of the function running the loop is in the loop
-(a call before or after it may have the shape of one of its passes).
+The code must show it plainly:
+
+- the change is made in the pass itself (not in an inner loop, whose passes share the outer
+  pass's shapes), and the compiled object is called only there: in that loop of that function,
+  directly, neither handed on nor called from elsewhere (a call before or after the loop may
+  have the shape of one of its passes);
+- the loop goes through numbers written in the code: a tuple or list in the ``for``, a ``zip``
+  of them, a name bound once to a tuple, or a parameter of a function that the module only
+  calls by name, from its default and the literal values those calls give; the loop's names
+  are not bound again in it;
+- the argument is ``x[: bound]`` (or ``x[:, : bound]``), written in the call or bound first
+  thing in the pass, where ``x`` is bound once and not in the loop, and ``bound`` computes from
+  the pass's values and one name ``n`` bound once to a length (``len(y)``, ``y.shape[1]``, or
+  unpacked from ``y.shape``). ``n`` is taken to be the length of what is sliced, as
+  ``int(n * length)`` for fractions up to 1 means it to be; a bound past ``n`` would be cut
+  to it, so none may pass it;
+- the lengths differ between every two passes for every ``n`` from 1 to 1,024:
+  ``int(100 * 0.28)`` and ``int(100 * 0.29)`` are both 28, and ``x[i * b : (i + 1) * b]``
+  has one length in every pass.
 """
 
 from __future__ import annotations
@@ -23,17 +33,14 @@ import enum
 import itertools
 import math
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from .callgraph.events import Event, EventKind
-from .facts.model import BindingKind, Scope
+from .callgraph.events import Event, EventKind, Reach
+from .facts.model import Binding, BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
-# The lengths must differ for each of these values of the one name the passes share.
-_SAMPLES = range(1, 2049)
-# The length of what is sliced, when a slice runs to its end: larger than any bound written.
-_END = 10**9
-_MOST_PASSES = 64
+_SAMPLES = range(1, 1025)
+_MOST_PASSES = 16
 _MOST_ALTERNATIVES = 16
 _OPERATORS: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Add: operator.add,
@@ -42,7 +49,7 @@ _OPERATORS: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
 }
-_ROUNDING: dict[str, Callable[[float], float]] = {
+_ROUNDING: dict[str, Callable[[float], int]] = {
     "int": math.trunc,
     "round": round,
     "math.floor": math.floor,
@@ -63,16 +70,29 @@ class PassShapes(enum.Enum):
 
 
 def reshaped_each_pass(
-    facts: Facts, loop: ast.AST, change: Event, uses: list[Event]
+    facts: Facts, loop: ast.AST, change: Event, uses: Reach
 ) -> PassShapes | None:
     """How every pass of ``loop``, which makes ``change``, gives each compiled call in it an
     argument sliced to a length no other pass gives; None when the code does not show that it
-    does. ``uses``: the compiled object's uses in the function running the loop."""
-    if not isinstance(loop, ast.For) or not uses or change.loops[-1:] != (loop,):
-        return None
-    if any(loop not in use.loops for use in uses):
-        return None
+    does. ``uses``: every use of the compiled object."""
     driver = change.driver
+    if not isinstance(loop, ast.For) or change.loops[-1:] != (loop,):
+        return None
+    if uses.escapes or not uses.events:
+        return None
+    calls: list[tuple[Event, ast.Call]] = []
+    for use in uses.events:
+        call = facts.parent(use.node) if use.node is not None else None
+        if (
+            use.kind is not EventKind.RUN
+            or use.via is not None
+            or use.driver is not driver
+            or loop not in use.loops
+            or not isinstance(call, ast.Call)
+            or call.func is not use.node
+        ):
+            return None
+        calls.append((use, call))
     found = _passes(facts, driver, loop.iter)
     if found is None:
         return None
@@ -80,21 +100,18 @@ def reshaped_each_pass(
     runs: list[list[Env]] = []
     for values in alternatives:
         envs = [_bind(loop.target, value) for value in values]
-        if any(env is None for env in envs) or not 2 <= len(envs) <= _MOST_PASSES:
+        if not 2 <= len(envs) <= _MOST_PASSES:
+            return None
+        if any(env is None for env in envs):
             return None
         runs.append([env for env in envs if env is not None])
     targets = set(runs[0][0])
-    bound_in_loop = _names_bound_in(loop) - targets
-    for use in uses:
-        call = facts.parent(use.node) if use.node is not None else None
-        if use.kind is not EventKind.RUN or use.via is not None or not isinstance(call, ast.Call):
-            return None
-        if call.func is not use.node:
-            return None
-        if not any(
-            _differs_each_pass(facts, loop, use, argument, runs, bound_in_loop)
-            for argument in (*call.args, *(k.value for k in call.keywords))
-        ):
+    if _stores_in(loop.body, targets) or _stores_in(loop.orelse, targets):
+        return None  # ``frac = min(frac, cap)``: the pass's value is not the loop's
+    lengths = _Lengths(facts, loop, runs)
+    for use, call in calls:
+        arguments = (*call.args, *(k.value for k in call.keywords))
+        if not any(lengths.differ(use, argument) for argument in arguments):
             return None
     return PassShapes.GIVEN if given else PassShapes.FIXED
 
@@ -113,7 +130,6 @@ def _passes(
         and iterable.func.id == "zip"
         and iterable.args
         and all(k.arg == "strict" for k in iterable.keywords)
-        and facts.resolve(driver, "zip") is facts.module_scope
         and not facts.bindings_of(facts.module_scope, "zip")
     ):
         parts = [_sequence(facts, driver, argument) for argument in iterable.args]
@@ -145,9 +161,10 @@ def _sequence(
     if owner is driver and [b.kind for b in bindings] == [BindingKind.PARAM]:
         given = _given_to(facts, driver, node.id)
         return (given, True) if given else None
-    if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
-        value = bindings[0].value
-        elements = _elements(value) if value is not None else None
+    value = _bound_once(bindings)
+    if isinstance(value, ast.Tuple):
+        # A tuple: no alias can append to it.
+        elements = _elements(value)
         if elements is not None:
             return [elements], False
     return None
@@ -163,53 +180,44 @@ def _elements(node: ast.expr) -> list[ast.expr] | None:
 
 def _given_to(facts: Facts, function: Scope, parameter: str) -> list[list[ast.expr]] | None:
     """The literal sequences the parameter holds: its default where a call of the function in
-    the module leaves it out, and what each call gives; None when one is not a literal."""
+    the module leaves it out, and what each call gives. None unless the function is a plain
+    function the module names only to call it (not a method, not ``run = phases``, not handed
+    on), each call giving a literal or nothing."""
     node = function.node
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    parent = function.parent
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or parent is None:
+        return None
+    if parent.kind not in (ScopeKind.MODULE, ScopeKind.FUNCTION) or node.decorator_list:
         return None
     arguments = node.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    names = [a.arg for a in positional]
-    default: ast.expr | None = None
-    if parameter in names:
-        index = names.index(parameter)
-        offset = len(positional) - len(arguments.defaults)
-        if index >= offset:
-            default = arguments.defaults[index - offset]
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    keyword_only = [a.arg for a in arguments.kwonlyargs]
+    if parameter in positional:
+        index = positional.index(parameter) - (len(positional) - len(arguments.defaults))
+        default = arguments.defaults[index] if index >= 0 else None
+    elif parameter in keyword_only:
+        default = arguments.kw_defaults[keyword_only.index(parameter)]
     else:
-        names_kw = [a.arg for a in arguments.kwonlyargs]
-        if parameter not in names_kw:
+        return None
+    calls: list[ast.Call] = []
+    for read in facts.reads_of(parent, function.name):
+        call = facts.parent(read.node)
+        if not isinstance(call, ast.Call) or call.func is not read.node:
             return None
-        default = arguments.kw_defaults[names_kw.index(parameter)]
-    found: list[list[ast.expr]] = []
-    calls = list(_calls_of(facts.tree, function.name))
-    if not calls or any(_missing(call, parameter, names) for call in calls):
-        elements = _elements(default) if default is not None else None
-        if elements is None:
-            return None
-        found.append(elements)
+        calls.append(call)
+    given: list[ast.expr | None] = [default] if not calls else []
     for call in calls:
-        value = _argument(call, parameter, names)
-        if value is None:
-            if _missing(call, parameter, names):
-                continue
+        value = _argument(call, parameter, positional)
+        if value is None and _unpacks(call):
             return None  # ``*args`` or ``**kwargs``: anything
-        elements = _elements(value)
+        given.append(default if value is None else value)
+    found: list[list[ast.expr]] = []
+    for value in given:
+        elements = _elements(value) if value is not None else None
         if elements is None:
             return None
         found.append(elements)
     return found
-
-
-def _calls_of(tree: ast.AST, name: str) -> Iterator[ast.Call]:
-    """Calls naming the function, plainly or as an attribute (a method through its object)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if (isinstance(func, ast.Name) and func.id == name) or (
-                isinstance(func, ast.Attribute) and func.attr == name
-            ):
-                yield node
 
 
 def _unpacks(call: ast.Call) -> bool:
@@ -218,29 +226,23 @@ def _unpacks(call: ast.Call) -> bool:
     )
 
 
-def _argument(call: ast.Call, parameter: str, names: list[str]) -> ast.expr | None:
-    if _unpacks(call):
-        return None
+def _argument(call: ast.Call, parameter: str, positional: list[str]) -> ast.expr | None:
     for keyword in call.keywords:
         if keyword.arg == parameter:
             return keyword.value
-    if parameter in names:
-        # A method called through its object: ``self`` is not among the arguments.
-        offset = 1 if names and names[0] in ("self", "cls") else 0
-        index = names.index(parameter) - offset
-        if 0 <= index < len(call.args):
+    if parameter in positional:
+        index = positional.index(parameter)
+        if index < len(call.args) and not any(
+            isinstance(a, ast.Starred) for a in call.args[: index + 1]
+        ):
             return call.args[index]
     return None
 
 
-def _missing(call: ast.Call, parameter: str, names: list[str]) -> bool:
-    return not _unpacks(call) and _argument(call, parameter, names) is None
-
-
 def _bind(target: ast.expr, value: ast.expr) -> Env | None:
-    """The loop's names bound to one pass's value."""
+    """The loop's names bound to one pass's value: numbers, or tuples of them."""
     if isinstance(target, ast.Name):
-        return {target.id: value}
+        return {target.id: value} if _numeric(value) else None
     if isinstance(target, (ast.Tuple, ast.List)):
         elements = _elements(value)
         if elements is None or len(elements) != len(target.elts):
@@ -255,57 +257,177 @@ def _bind(target: ast.expr, value: ast.expr) -> Env | None:
     return None
 
 
-def _names_bound_in(loop: ast.For) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(loop):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-    return names
+def _numeric(value: ast.expr) -> bool:
+    """A number written out (``0.5``, ``-1``), or a tuple of them; not a name, whose value the
+    lengths would have to guess."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    elements = _elements(value)
+    return elements is not None and all(_numeric(e) for e in elements)
+
+
+def _stores_in(body: list[ast.stmt], names: set[str]) -> bool:
+    return any(
+        isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load)
+        for statement in body
+        for node in ast.walk(statement)
+    ) or any(
+        isinstance(node, (ast.Global, ast.Nonlocal)) and names & set(node.names)
+        for statement in body
+        for node in ast.walk(statement)
+    )
+
+
+def _bound_once(bindings: list[Binding]) -> ast.expr | None:
+    """The value of the one binding, ``name = value`` outside any loop."""
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN or bindings[0].loops:
+        return None
+    return bindings[0].value
 
 
 # -- the arguments' lengths ---------------------------------------------------------------------
 
 
-def _differs_each_pass(
-    facts: Facts,
-    loop: ast.For,
-    use: Event,
-    argument: ast.expr,
-    runs: list[list[Env]],
-    bound_in_loop: set[str],
-) -> bool:
-    """``argument`` is a slice by the pass's values (or a name the pass binds to one, first
-    thing in the pass, before the call) whose length differs in every pass."""
-    sliced: ast.expr | None = argument
-    if isinstance(argument, ast.Name):
-        sliced = _bound_in_pass(facts, loop, use, argument.id)
-        bound_in_loop = bound_in_loop - {argument.id}
-    if not isinstance(sliced, ast.Subscript):
-        return False
-    part = sliced.slice
-    if isinstance(part, ast.Tuple):
-        slices = [e for e in part.elts if isinstance(e, ast.Slice)]
-        part = slices[0] if len(slices) == 1 else part
-    if not isinstance(part, ast.Slice) or part.step is not None:
-        return False
-    bounds = [b for b in (part.lower, part.upper) if b is not None]
-    if any(_reads(b) & bound_in_loop for b in bounds):
-        return False  # computed from something else the pass binds
-    for envs in runs:
-        targets = set(envs[0])
-        shared = {name for b in bounds for name in _operands(b) - targets}
-        if not bounds or not any(_reads(b) & targets for b in bounds) or len(shared) > 1:
+class _Lengths:
+    """Whether an argument of a call in the loop has a length of its own in every pass."""
+
+    def __init__(self, facts: Facts, loop: ast.For, runs: list[list[Env]]) -> None:
+        self.facts = facts
+        self.loop = loop
+        self.runs = runs
+        self.targets = set(runs[0][0])
+        self._known: dict[int, bool] = {}  # by the slice's node
+
+    def differ(self, use: Event, argument: ast.expr) -> bool:
+        sliced: ast.expr | None = argument
+        if isinstance(argument, ast.Name):
+            sliced = _bound_in_pass(self.loop, use, argument.id)
+        if not isinstance(sliced, ast.Subscript):
             return False
-        for sample in _SAMPLES:
-            lengths = [_length(part, env, sample) for env in envs]
-            if any(length is None for length in lengths) or len(set(lengths)) < len(lengths):
-                return False
-    return True
+        known = self._known.get(id(sliced))
+        if known is None:
+            known = self._known[id(sliced)] = self._sliced_apart(use.driver, sliced)
+        return known
+
+    def _sliced_apart(self, driver: Scope, sliced: ast.Subscript) -> bool:
+        base, part = sliced.value, _the_slice(sliced.slice)
+        if part is None or part.lower is not None or part.step is not None or part.upper is None:
+            return False
+        if not isinstance(base, ast.Name) or not self._fixed(driver, base.id):
+            return False
+        bound = part.upper
+        names = _operands(bound)
+        shared = names - self.targets
+        if not names & self.targets or len(shared) != 1:
+            return False
+        (length,) = shared
+        if not self._fixed(driver, length) or not self._a_length(driver, length, base.id):
+            return False
+        for envs in self.runs:
+            for sample in _SAMPLES:
+                lengths = [_value(bound, env, length, sample) for env in envs]
+                if any(not isinstance(n, int) or not 0 <= n <= sample for n in lengths):
+                    return False  # not a whole number, or past the end: cut to it
+                if len(set(lengths)) < len(lengths):
+                    return False
+        return True
+
+    def _fixed(self, driver: Scope, name: str) -> bool:
+        """Bound before the loop and never in it, by the code that owns the name alone (no
+        ``global`` or ``nonlocal`` elsewhere), changed in place nowhere, and not one of the
+        loop's names."""
+        if name in self.targets or _stores_in([self.loop], {name}):
+            return False
+        owner = self.facts.resolve(driver, name)
+        bindings = self.facts.bindings_of(owner, name)
+        first, last = self.loop.lineno, self.loop.end_lineno or self.loop.lineno
+        return (
+            bool(bindings)
+            and all(
+                b.scope is owner
+                and b.kind in (BindingKind.ASSIGN, BindingKind.PARAM)
+                and not first <= b.line <= last
+                for b in bindings
+            )
+            and not self.facts.mutations_of(owner, name)
+        )
+
+    def _a_length(self, driver: Scope, name: str, base: str) -> bool:
+        """``n = len(x)``, ``n = x.shape[1]``, or ``_, n, _ = x.shape``, of the array sliced or
+        of one made beside it (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time
+        grid and the series on it); a length taken elsewhere may be longer than what is sliced,
+        which a bound past its end would be cut to."""
+        owner = self.facts.resolve(driver, name)
+        bindings = self.facts.bindings_of(owner, name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return False
+        binding = bindings[0]
+        measured = _measured(binding, self.facts)
+        if measured is None:
+            return False
+        if measured == base:
+            return True
+        made = self.facts.bindings_of(self.facts.resolve(driver, base), base)
+        beside = self.facts.bindings_of(self.facts.resolve(driver, measured), measured)
+        statements = {id(b.node) for b in beside if isinstance(b.node, ast.Assign)}
+        return bool(made) and all(
+            isinstance(b.node, ast.Assign)
+            and isinstance(b.node.targets[0], ast.Tuple)
+            and id(b.node) in statements
+            for b in made
+        )
 
 
-def _bound_in_pass(facts: Facts, loop: ast.For, use: Event, name: str) -> ast.expr | None:
+def _measured(binding: Binding, facts: Facts) -> str | None:
+    """The name of the array a length is taken from: ``x`` of ``len(x)``, ``x.shape[1]``, or
+    ``_, n, _ = x.shape``."""
+    value = binding.value
+    if value is None and isinstance(binding.node, ast.Assign):
+        value = binding.node.value
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            return value.value.id if isinstance(value.value, ast.Name) else None
+        return None
+    if isinstance(value, ast.Call):
+        if (
+            isinstance(value.func, ast.Name)
+            and value.func.id == "len"
+            and len(value.args) == 1
+            and isinstance(value.args[0], ast.Name)
+            and not facts.bindings_of(facts.module_scope, "len")
+        ):
+            return value.args[0].id
+        return None
+    if (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Attribute)
+        and value.value.attr == "shape"
+        and isinstance(value.value.value, ast.Name)
+    ):
+        return value.value.value.id
+    return None
+
+
+def _the_slice(index: ast.expr) -> ast.Slice | None:
+    """The one slice with bounds of ``x[: b]`` or ``x[:, : b]`` (other axes whole, or one
+    element by a constant)."""
+    if isinstance(index, ast.Slice):
+        return index
+    if not isinstance(index, ast.Tuple):
+        return None
+    found: list[ast.Slice] = []
+    for element in index.elts:
+        if isinstance(element, ast.Slice):
+            if element.lower is None and element.upper is None and element.step is None:
+                continue  # the whole axis
+            found.append(element)
+        elif not (isinstance(element, ast.Constant) and isinstance(element.value, int)):
+            return None
+    return found[0] if len(found) == 1 else None
+
+
+def _bound_in_pass(loop: ast.For, use: Event, name: str) -> ast.expr | None:
     """The value of ``name = value``, a statement of the loop's body (run in every pass) and
     the only binding of the name in the loop, before the call."""
     found: ast.expr | None = None
@@ -329,10 +451,6 @@ def _bound_in_pass(facts: Facts, loop: ast.For, use: Event, name: str) -> ast.ex
     return found if len(stores) == 1 else None
 
 
-def _reads(node: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def _operands(node: ast.expr) -> set[str]:
     """The names read as numbers: not the functions called (``int``, ``math.floor``)."""
     callees = {
@@ -341,33 +459,36 @@ def _operands(node: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in callees}
 
 
-def _length(part: ast.Slice, env: Env, sample: int) -> float | None:
-    lower = _value(part.lower, env, sample) if part.lower is not None else 0
-    upper = _value(part.upper, env, sample) if part.upper is not None else _END
-    if lower is None or upper is None or lower < 0 or upper < 0:
-        return None  # counted from the end: the length depends on the whole's
-    return max(0, min(upper, _END) - min(lower, _END))
+def _value(node: ast.expr, env: Env, length: str, sample: int) -> float | None:
+    """The number ``node`` gives in a pass: the pass's values from ``env``, ``length`` as
+    ``sample``; None for anything else, or a number too large to be a length."""
+    try:
+        result = _evaluate(node, env, length, sample, 0)
+    except (ArithmeticError, ValueError):
+        return None
+    if result is None or not math.isfinite(result) or abs(result) > 2**53:
+        return None
+    return result
 
 
-def _value(node: ast.expr, env: Env, sample: int, depth: int = 0) -> float | None:
-    """The number ``node`` gives in a pass: the pass's values from ``env``; any other name,
-    shared by every pass, as ``sample``."""
+def _evaluate(node: ast.expr, env: Env, length: str, sample: int, depth: int) -> float | None:
     if depth > 16:
         return None
+    inner = depth + 1
     if isinstance(node, ast.Constant):
         value = node.value
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if isinstance(node, ast.Name):
         if node.id in env:
-            return _value(env[node.id], {}, sample, depth + 1)
-        return sample
+            return _evaluate(env[node.id], {}, "", sample, inner)
+        return sample if node.id == length else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _value(node.operand, env, sample, depth + 1)
-        return None if inner is None else -inner
+        operand = _evaluate(node.operand, env, length, sample, inner)
+        return None if operand is None else -operand
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left = _value(node.left, env, sample, depth + 1)
-        right = _value(node.right, env, sample, depth + 1)
-        if left is None or right is None or (right == 0 and isinstance(node.op, _DIVISIONS)):
+        left = _evaluate(node.left, env, length, sample, inner)
+        right = _evaluate(node.right, env, length, sample, inner)
+        if left is None or right is None:
             return None
         return _OPERATORS[type(node.op)](left, right)
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
@@ -380,15 +501,12 @@ def _value(node: ast.expr, env: Env, sample: int, depth: int = 0) -> float | Non
             and isinstance(index.value, int)
             and -len(elements) <= index.value < len(elements)
         ):
-            return _value(elements[index.value], {}, sample, depth + 1)
+            return _evaluate(elements[index.value], {}, "", sample, inner)
         return None
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         rounding = _ROUNDING.get(ast.unparse(node.func))
-        inner = _value(node.args[0], env, sample, depth + 1)
-        if rounding is None or inner is None:
+        argument = _evaluate(node.args[0], env, length, sample, inner)
+        if rounding is None or argument is None or not math.isfinite(argument):
             return None
-        return rounding(inner)
+        return rounding(argument)
     return None
-
-
-_DIVISIONS = (ast.Div, ast.FloorDiv)

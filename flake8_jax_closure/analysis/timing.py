@@ -423,7 +423,7 @@ class StalePath:
     # An API hazard's path inside a function nothing shows running: what a run of it does.
     inside: tuple[WitnessStep, ...] = ()
     # An API hazard of a loop whose passes slice the arguments by what the function is given:
-    # stale when two passes get one length (see ``pass_shapes``).
+    # stale when two passes get one length (see ``pass_shapes``), along the path ``inside``.
     reshaped: ast.AST | None = None
 
     @property
@@ -517,17 +517,22 @@ def stale_path(
         ):
             loop = None
         reshaped = (
-            reshaped_each_pass(graph.facts, loop, event, here)
+            reshaped_each_pass(graph.facts, loop, event, uses)
             if loop is not None and retraced_by_shape and not module_outside
             else None
         )
         if loop is not None and reshaped is PassShapes.GIVEN:
             # Each pass slices an argument to its own length from what the function is given,
-            # and the module's calls give lengths that differ: a caller outside the project
-            # may give two passes one length.
+            # and the module's calls give lengths that differ: a caller outside the module may
+            # give two passes one length, along the path the loop would show.
+            in_loop = [u for u in here if loop in u.loops]
+            use = min(in_loop, key=_at)
+            line = loop.lineno  # type: ignore[attr-defined]
+            shown = _path(use, event, use, f"next pass of the loop at line {line}")
             hazard = hazard or StalePath(
-                changers=(event.driver,), callers=(event.driver,), reshaped=loop
-            )
+                changers=(event.driver,), callers=(event.driver,), inside=shown.steps,
+                reshaped=loop,
+            )  # fmt: skip
         if (
             loop is not None
             and reshaped is None
@@ -571,6 +576,10 @@ def in_running_code(
     of the function it runs in (``def main(): for ...`` that nothing calls: a caller outside
     the project may run it). ``called_elsewhere``: whether another module of the project calls
     the function."""
+    if path.reshaped is not None and called_elsewhere(path.changers[0]):
+        # Another module of the project calls the function, with values this module does not
+        # show: the path the loop shows stands.
+        path = StalePath(path.inside, driver=path.changers[0])
     driver = path.driver
     if driver is None or _runs(graph, driver, called_elsewhere, frozenset()):
         return path

@@ -67,16 +67,16 @@ def _hazard(path: StalePath) -> str:
     changers = _names(path.changers)
     callers = _names(path.callers)
     outside = "API hazard: stale if a caller outside the project runs"
-    if path.inside:
-        # Nothing in the project runs the function the path is in; one run takes it.
-        return f"API hazard: nothing in the project runs {changers}; a run of it is stale: " + (
-            ", ".join(step.clause for step in path.inside)
-        )
     if path.reshaped is not None:
         line = path.reshaped.lineno  # type: ignore[attr-defined]
         return (
             f"{outside} {changers} with values that give two passes of the loop at line {line} "
             "arguments of the same shapes"
+        )
+    if path.inside:
+        # Nothing in the project runs the function the path is in; one run takes it.
+        return f"API hazard: nothing in the project runs {changers}; a run of it is stale: " + (
+            ", ".join(step.clause for step in path.inside)
         )
     if changers and changers == callers:
         return f"{outside} {changers} more than once"
