@@ -82,7 +82,12 @@ MethodReader = Callable[[str], list[tuple[str, ...]] | None]
 # objects whose attributes do change (``Defaults.EPS = 1e-6``).
 _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
 _HELPER_DEPTH = 3
-_SLICING_LOOPS = frozenset({"jax.lax.scan", "jax.lax.map"})
+# Control flow that caches the trace of the body it is handed by that function and the shapes
+# of what the body itself is given (a slice, a carry, an operand), not by the outer shapes.
+_CACHED_BODIES = frozenset(
+    {"jax.lax.scan", "jax.lax.map", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop",
+     "jax.lax.while_loop"}
+)  # fmt: skip
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
 _PARTIAL = frozenset({"functools.partial"})
@@ -301,8 +306,11 @@ class CaptureAnalysis:
         return self._call_given(read.node)
 
     def _call_given(self, node: ast.AST) -> ast.Call | None:
-        """The call ``node`` is an argument of (by position or keyword)."""
+        """The call ``node`` is an argument of (by position or keyword), or an item of a list
+        or tuple written as one (``lax.switch(i, [first, second], x)``)."""
         parent = self.facts.parent(node)
+        if isinstance(parent, (ast.List, ast.Tuple)) and isinstance(parent.ctx, ast.Load):
+            node, parent = parent, self.facts.parent(parent)
         if isinstance(parent, ast.keyword):
             node, parent = parent, self.facts.parent(parent)
         if isinstance(parent, ast.Call) and parent.func is not node:
@@ -341,14 +349,17 @@ class CaptureAnalysis:
             current = current.parent
         return False
 
-    def _slices_body(self, read: Read) -> bool:
-        """``lax.scan(body, ...)``, ``lax.map(body, xs)``: JAX caches the body's trace by the
-        shapes of its slices, which a new shape of the whole array leaves the same."""
+    def _cached_body(self, read: Read) -> bool:
+        """``lax.scan(body, ...)``, ``lax.map(body, xs)``, ``lax.cond(p, up, down, x)``,
+        ``lax.fori_loop(0, n, step, x)``: JAX caches the body's trace by the function and the
+        shapes the body is given (its slices, its carry), which a new shape of the outer
+        arguments may leave the same: the outer function traces again, and the body's old
+        trace, with the old value, is taken back."""
         call = self._handed_to(read)
         if call is None:
             return False
         name = self.facts.qualified_name(read.scope, call.func)
-        return name in _SLICING_LOOPS
+        return name in _CACHED_BODIES
 
     def _traced_function(self, read: Read) -> Scope | None:
         """The function a call by name reaches while tracing, when it is a def of this module
@@ -404,7 +415,7 @@ class CaptureAnalysis:
                 continue
             key = (id(owner), inner.name)
             read_nodes.setdefault(key, []).append(inner.node)
-            if self._slices_body(call):
+            if self._cached_body(call):
                 sliced.add(key)
             if key in by_variable and key not in through:
                 continue  # read directly too: reported there

@@ -14,16 +14,18 @@ The code must show it plainly:
 - the loop goes through numbers written in the code: a tuple or list in the ``for``, a ``zip``
   of them, a name bound once to a tuple, or a parameter of a function that the module only
   calls by name, from its default and the literal values those calls give; the loop's names
-  are not bound again in it;
+  are bound again nowhere (not in the pass, nor by ``nonlocal`` in a helper);
 - the argument is ``x[: bound]`` (or ``x[:, : bound]``), written in the call or bound first
-  thing in the pass, where ``x`` is bound once and not in the loop, and ``bound`` computes from
-  the pass's values and one name ``n`` bound once to a length (``len(y)``, ``y.shape[1]``, or
-  unpacked from ``y.shape``). ``n`` is taken to be the length of what is sliced, as
-  ``int(n * length)`` for fractions up to 1 means it to be; a bound past ``n`` would be cut
-  to it, so none may pass it;
-- the lengths differ between every two passes for every ``n`` from 1 to 1,024:
-  ``int(100 * 0.28)`` and ``int(100 * 0.29)`` are both 28, and ``x[i * b : (i + 1) * b]``
-  has one length in every pass.
+  thing in the pass and by nothing else, where ``x`` is bound before the loop and never in it,
+  only sliced there (not handed to a helper that may cut it in place), and ``bound`` computes
+  from the pass's values and one name ``n`` bound once to the length of the axis sliced
+  (``len(x)``, ``x.shape[1]``, ``_, n, _ = x.shape``), or to a length of an array made beside
+  ``x`` (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time grid and the series
+  on it are taken to be as long, the one thing taken rather than shown). A bound past ``n``
+  would be cut to the end, so none may pass it;
+- the lengths differ between every two passes for every ``n`` from 1 to 256 (two lengths
+  apart by a 256th or more never round alike past that): ``int(100 * 0.28)`` and ``int(100 *
+  0.29)`` are both 28, and ``x[i * b : (i + 1) * b]`` has one length in every pass.
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ from .callgraph.events import Event, EventKind, Reach
 from .facts.model import Binding, BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
-_SAMPLES = range(1, 1025)
+# A length from 1 to 256: two lengths apart by a 256th or more never round alike past it.
+_SAMPLES = range(1, 257)
 _MOST_PASSES = 16
 _MOST_ALTERNATIVES = 16
+_MOST_SLICES = 16
+_MOST_BOUND_NODES = 40
 _OPERATORS: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -108,6 +113,10 @@ def reshaped_each_pass(
     targets = set(runs[0][0])
     if _stores_in(loop.body, targets) or _stores_in(loop.orelse, targets):
         return None  # ``frac = min(frac, cap)``: the pass's value is not the loop's
+    for name in targets:
+        owner = facts.resolve(driver, name)
+        if any(b.scope is not owner for b in facts.bindings_of(owner, name)):
+            return None  # ``nonlocal frac`` in a helper the pass calls
     lengths = _Lengths(facts, loop, runs)
     for use, call in calls:
         arguments = (*call.args, *(k.value for k in call.keywords))
@@ -298,32 +307,46 @@ class _Lengths:
         self.loop = loop
         self.runs = runs
         self.targets = set(runs[0][0])
-        self._known: dict[int, bool] = {}  # by the slice's node
+        # By the slice's text: a loop making many calls with one slice works it out once.
+        self._known: dict[str, bool] = {}
 
     def differ(self, use: Event, argument: ast.expr) -> bool:
         sliced: ast.expr | None = argument
         if isinstance(argument, ast.Name):
+            if not self._owned(use.driver, argument.id):
+                return False  # ``global _ts`` in a helper the pass calls may cut it again
             sliced = _bound_in_pass(self.loop, use, argument.id)
         if not isinstance(sliced, ast.Subscript):
             return False
-        known = self._known.get(id(sliced))
+        text = ast.unparse(sliced)
+        known = self._known.get(text)
         if known is None:
-            known = self._known[id(sliced)] = self._sliced_apart(use.driver, sliced)
+            if len(self._known) >= _MOST_SLICES:
+                return False
+            known = self._known[text] = self._sliced_apart(use.driver, sliced)
         return known
 
     def _sliced_apart(self, driver: Scope, sliced: ast.Subscript) -> bool:
-        base, part = sliced.value, _the_slice(sliced.slice)
-        if part is None or part.lower is not None or part.step is not None or part.upper is None:
+        base, axis_and_part = sliced.value, _the_slice(sliced.slice)
+        if axis_and_part is None or not isinstance(base, ast.Name):
             return False
-        if not isinstance(base, ast.Name) or not self._fixed(driver, base.id):
+        axis, part = axis_and_part
+        if part.lower is not None or part.step is not None or part.upper is None:
             return False
         bound = part.upper
+        if sum(1 for _ in ast.walk(bound)) > _MOST_BOUND_NODES:
+            return False
         names = _operands(bound)
         shared = names - self.targets
         if not names & self.targets or len(shared) != 1:
             return False
         (length,) = shared
-        if not self._fixed(driver, length) or not self._a_length(driver, length, base.id):
+        if not (
+            self._fixed(driver, base.id)
+            and self._only_sliced(driver, base.id)
+            and self._fixed(driver, length)
+            and self._a_length(driver, length, base.id, axis)
+        ):
             return False
         for envs in self.runs:
             for sample in _SAMPLES:
@@ -333,6 +356,12 @@ class _Lengths:
                 if len(set(lengths)) < len(lengths):
                     return False
         return True
+
+    def _owned(self, driver: Scope, name: str) -> bool:
+        """Every binding of the name is the driver's own: no ``global`` or ``nonlocal`` in a
+        function the loop may call rebinds it."""
+        owner = self.facts.resolve(driver, name)
+        return all(b.scope is owner for b in self.facts.bindings_of(owner, name))
 
     def _fixed(self, driver: Scope, name: str) -> bool:
         """Bound before the loop and never in it, by the code that owns the name alone (no
@@ -352,25 +381,41 @@ class _Lengths:
                 for b in bindings
             )
             and not self.facts.mutations_of(owner, name)
+            and not (owner.kind is ScopeKind.MODULE and _reflects(self.facts.tree))
         )
 
-    def _a_length(self, driver: Scope, name: str, base: str) -> bool:
-        """``n = len(x)``, ``n = x.shape[1]``, or ``_, n, _ = x.shape``, of the array sliced or
-        of one made beside it (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time
-        grid and the series on it); a length taken elsewhere may be longer than what is sliced,
-        which a bound past its end would be cut to."""
+    def _only_sliced(self, driver: Scope, name: str) -> bool:
+        """The loop reads the array only to slice it: not handed to a helper that may cut it
+        in place (``del xs[k:]``)."""
+        for node in ast.walk(self.loop):
+            if isinstance(node, ast.Name) and node.id == name:
+                parent = self.facts.parent(node)
+                if not (isinstance(parent, ast.Subscript) and parent.value is node):
+                    return False
+        return True
+
+    def _a_length(self, driver: Scope, name: str, base: str, axis: int) -> bool:
+        """``n = len(x)``, ``n = x.shape[1]``, or ``_, n, _ = x.shape``: the length of the
+        axis sliced of the array sliced, or a length of an array made beside it (``ts, ys =
+        get_data()`` then ``_, n, _ = ys.shape``, the time grid and the series on it, taken to
+        be as long)."""
         owner = self.facts.resolve(driver, name)
         bindings = self.facts.bindings_of(owner, name)
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
             return False
         binding = bindings[0]
-        measured = _measured(binding, self.facts)
-        if measured is None:
+        found = _measured(binding)
+        if found is None:
             return False
-        if measured == base:
-            return True
-        made = self.facts.bindings_of(self.facts.resolve(driver, base), base)
-        beside = self.facts.bindings_of(self.facts.resolve(driver, measured), measured)
+        measured, measured_axis = found
+        measured_owner = self.facts.resolve(binding.scope, measured)
+        base_owner = self.facts.resolve(driver, base)
+        if measured == base and measured_owner is base_owner:
+            return measured_axis == axis
+        if measured_owner is not base_owner:
+            return False
+        made = self.facts.bindings_of(base_owner, base)
+        beside = self.facts.bindings_of(measured_owner, measured)
         statements = {id(b.node) for b in beside if isinstance(b.node, ast.Assign)}
         return bool(made) and all(
             isinstance(b.node, ast.Assign)
@@ -380,50 +425,71 @@ class _Lengths:
         )
 
 
-def _measured(binding: Binding, facts: Facts) -> str | None:
-    """The name of the array a length is taken from: ``x`` of ``len(x)``, ``x.shape[1]``, or
-    ``_, n, _ = x.shape``."""
+def _reflects(tree: ast.Module) -> bool:
+    """The module stores names through ``globals()`` or ``vars()``: any global may change."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars", "exec", "setattr")
+        for node in ast.walk(tree)
+    )
+
+
+def _measured(binding: Binding) -> tuple[str, int] | None:
+    """The array a length is taken from, and the axis: ``x`` and 0 of ``len(x)``, 1 of
+    ``x.shape[1]``, the position of ``n`` in ``_, n, _ = x.shape``."""
     value = binding.value
-    if value is None and isinstance(binding.node, ast.Assign):
-        value = binding.node.value
-        if isinstance(value, ast.Attribute) and value.attr == "shape":
-            return value.value.id if isinstance(value.value, ast.Name) else None
-        return None
-    if isinstance(value, ast.Call):
+    node = binding.node
+    if value is None and isinstance(node, ast.Assign):
+        shape = node.value
+        target = node.targets[0]
         if (
-            isinstance(value.func, ast.Name)
-            and value.func.id == "len"
-            and len(value.args) == 1
-            and isinstance(value.args[0], ast.Name)
-            and not facts.bindings_of(facts.module_scope, "len")
+            isinstance(shape, ast.Attribute)
+            and shape.attr == "shape"
+            and isinstance(shape.value, ast.Name)
+            and isinstance(target, ast.Tuple)
+            and not any(isinstance(e, ast.Starred) for e in target.elts)
         ):
-            return value.args[0].id
+            for axis, element in enumerate(target.elts):
+                if isinstance(element, ast.Name) and element.id == binding.name:
+                    return shape.value.id, axis
         return None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "len"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Name)
+    ):
+        return value.args[0].id, 0
     if (
         isinstance(value, ast.Subscript)
         and isinstance(value.value, ast.Attribute)
         and value.value.attr == "shape"
         and isinstance(value.value.value, ast.Name)
+        and isinstance(value.slice, ast.Constant)
+        and isinstance(value.slice.value, int)
+        and value.slice.value >= 0
     ):
-        return value.value.value.id
+        return value.value.value.id, value.slice.value
     return None
 
 
-def _the_slice(index: ast.expr) -> ast.Slice | None:
-    """The one slice with bounds of ``x[: b]`` or ``x[:, : b]`` (other axes whole, or one
-    element by a constant)."""
+def _the_slice(index: ast.expr) -> tuple[int, ast.Slice] | None:
+    """The axis and the one slice with bounds of ``x[: b]`` or ``x[:, : b]`` (the axes before
+    it whole; none taken by an index, which would move it)."""
     if isinstance(index, ast.Slice):
-        return index
+        return 0, index
     if not isinstance(index, ast.Tuple):
         return None
-    found: list[ast.Slice] = []
-    for element in index.elts:
-        if isinstance(element, ast.Slice):
-            if element.lower is None and element.upper is None and element.step is None:
-                continue  # the whole axis
-            found.append(element)
-        elif not (isinstance(element, ast.Constant) and isinstance(element.value, int)):
+    found: list[tuple[int, ast.Slice]] = []
+    for axis, element in enumerate(index.elts):
+        if not isinstance(element, ast.Slice):
             return None
+        if element.lower is None and element.upper is None and element.step is None:
+            continue  # the whole axis
+        found.append((axis, element))
     return found[0] if len(found) == 1 else None
 
 
