@@ -68,6 +68,14 @@ def test_original_is_stale_and_fixed_follows_changes(fixture: Fixture) -> None:
 
 
 @pytest.mark.slow
+def test_bodies_jax_caches_keep_the_old_value_under_jax() -> None:
+    """The one runnable fixture without a fix: the linter reports it, and JAX shows it stale."""
+    (fixture,) = [f for f in fixtures() if f.name == "JC101/cached_bodies_keep_their_trace"]
+    assert check_source(fixture.source, fixture.settings())
+    assert _run(fixture.path, disable_jit=False) != _run(fixture.path, disable_jit=True)
+
+
+@pytest.mark.slow
 def test_fixed_seed_follows_the_weights() -> None:
     seed = next(f for f in RUNNABLE if f.name == "JC101/seed")
     lines = _run(seed.fixed_path, disable_jit=False).split()

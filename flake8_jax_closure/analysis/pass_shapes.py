@@ -12,20 +12,25 @@ The code must show it plainly:
   directly, neither handed on nor called from elsewhere (a call before or after the loop may
   have the shape of one of its passes);
 - the loop goes through numbers written in the code: a tuple or list in the ``for``, a ``zip``
-  of them, a name bound once to a tuple, or a parameter of a function that the module only
-  calls by name, from its default and the literal values those calls give; the loop's names
-  are bound again nowhere (not in the pass, nor by ``nonlocal`` in a helper);
-- the argument is ``x[: bound]`` (or ``x[:, : bound]``), written in the call or bound first
-  thing in the pass and by nothing else, where ``x`` is bound before the loop and never in it,
-  only sliced there (not handed to a helper that may cut it in place), and ``bound`` computes
-  from the pass's values and one name ``n`` bound once to the length of the axis sliced
-  (``len(x)``, ``x.shape[1]``, ``_, n, _ = x.shape``), or to a length of an array made beside
-  ``x`` (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time grid and the series
-  on it are taken to be as long, the one thing taken rather than shown). A bound past ``n``
-  would be cut to the end, so none may pass it;
-- the lengths differ between every two passes for every ``n`` from 1 to 256 (two lengths
-  apart by a 256th or more never round alike past that): ``int(100 * 0.28)`` and ``int(100 *
-  0.29)`` are both 28, and ``x[i * b : (i + 1) * b]`` has one length in every pass.
+  of them, a local name bound once to a tuple, or a parameter of a function that the module
+  only calls by name, from its default and the literal values those calls give; the loop's
+  names are bound again nowhere (not in the pass, nor by ``nonlocal`` in a helper);
+- the argument is ``x[: bound]`` (or ``x[:, : bound]``), written in the call, or bound first
+  thing in the pass by nothing else and read there only as the compiled calls' argument (not
+  padded in place); ``x`` is a local or parameter of the function (a global may be bound again
+  by a later cell or an importer), bound before the loop and never in it nor after its length
+  is taken, and only sliced there (not handed to a helper that may cut it in place); ``bound``
+  computes from the pass's values and one such name ``n`` bound once to the length of the
+  axis sliced (``len(x)``, ``x.shape[1]``, ``_, n, _ = x.shape``), or to a length of an array
+  made beside ``x`` (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time grid and
+  the series on it are taken to be as long). A bound past ``n`` would be cut to the end, so
+  none may pass it;
+- the lengths differ between every two passes for every ``n`` from 1 to 256 and for a few far
+  larger ones: ``int(100 * 0.28)`` and ``int(100 * 0.29)`` are both 28, and ``x[i * b : (i +
+  1) * b]`` has one length in every pass.
+
+Two things are taken rather than shown: an array made beside the one sliced is as long, and
+the data is not empty (with ``n`` of 0 every pass has one shape).
 """
 
 from __future__ import annotations
@@ -35,16 +40,18 @@ import enum
 import itertools
 import math
 import operator
+import weakref
 from collections.abc import Callable
 
 from .callgraph.events import Event, EventKind, Reach
 from .facts.model import Binding, BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
-# A length from 1 to 256: two lengths apart by a 256th or more never round alike past it.
-_SAMPLES = range(1, 257)
+# Lengths from 1 to 256, and some far larger ones: a bound must stay apart and within ``n``
+# for each (an empty array, ``n`` of 0, gives every pass one shape: it is taken not to be).
+_SAMPLES = (*range(1, 257), 512, 1000, 1024, 4096, 10_000, 65_536, 1_000_000)
 _MOST_PASSES = 16
-_MOST_ALTERNATIVES = 16
+_MOST_ALTERNATIVES = 8
 _MOST_SLICES = 16
 _MOST_BOUND_NODES = 40
 _OPERATORS: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -62,6 +69,11 @@ _ROUNDING: dict[str, Callable[[float], int]] = {
 }
 
 Env = dict[str, ast.expr]
+# Per module, by the loop and the slice's text: whether the slice has a length of its own in
+# every pass (each compiled function reading each changed name asks again).
+_answers: weakref.WeakKeyDictionary[ast.Module, dict[tuple[int, str], bool]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class PassShapes(enum.Enum):
@@ -117,7 +129,7 @@ def reshaped_each_pass(
         owner = facts.resolve(driver, name)
         if any(b.scope is not owner for b in facts.bindings_of(owner, name)):
             return None  # ``nonlocal frac`` in a helper the pass calls
-    lengths = _Lengths(facts, loop, runs)
+    lengths = _Lengths(facts, loop, runs, [call for _, call in calls])
     for use, call in calls:
         arguments = (*call.args, *(k.value for k in call.keywords))
         if not any(lengths.differ(use, argument) for argument in arguments):
@@ -170,6 +182,8 @@ def _sequence(
     if owner is driver and [b.kind for b in bindings] == [BindingKind.PARAM]:
         given = _given_to(facts, driver, node.id)
         return (given, True) if given else None
+    if owner.kind not in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+        return None  # a global: an importer or a later cell may bind it again
     value = _bound_once(bindings)
     if isinstance(value, ast.Tuple):
         # A tuple: no alias can append to it.
@@ -302,29 +316,43 @@ def _bound_once(bindings: list[Binding]) -> ast.expr | None:
 class _Lengths:
     """Whether an argument of a call in the loop has a length of its own in every pass."""
 
-    def __init__(self, facts: Facts, loop: ast.For, runs: list[list[Env]]) -> None:
+    def __init__(
+        self, facts: Facts, loop: ast.For, runs: list[list[Env]], calls: list[ast.Call]
+    ) -> None:
         self.facts = facts
         self.loop = loop
         self.runs = runs
         self.targets = set(runs[0][0])
-        # By the slice's text: a loop making many calls with one slice works it out once.
-        self._known: dict[str, bool] = {}
+        self.calls = {id(call) for call in calls}
+        self._known = _answers.setdefault(facts.tree, {})
 
     def differ(self, use: Event, argument: ast.expr) -> bool:
         sliced: ast.expr | None = argument
         if isinstance(argument, ast.Name):
-            if not self._owned(use.driver, argument.id):
-                return False  # ``global _ts`` in a helper the pass calls may cut it again
+            if not self._owned(use.driver, argument.id) or not self._only_handed(argument.id):
+                return False  # ``global _ts`` in a helper, ``batch.extend(...)`` in the pass
             sliced = _bound_in_pass(self.loop, use, argument.id)
         if not isinstance(sliced, ast.Subscript):
             return False
-        text = ast.unparse(sliced)
-        known = self._known.get(text)
+        key = (id(self.loop), ast.unparse(sliced))
+        known = self._known.get(key)
         if known is None:
-            if len(self._known) >= _MOST_SLICES:
+            if sum(1 for k in self._known if k[0] == id(self.loop)) >= _MOST_SLICES:
                 return False
-            known = self._known[text] = self._sliced_apart(use.driver, sliced)
+            known = self._known[key] = self._sliced_apart(use.driver, sliced)
         return known
+
+    def _only_handed(self, name: str) -> bool:
+        """The loop reads the name only as an argument of the compiled calls: nothing in the
+        pass can change what it holds in place (``batch.extend(pad)``, ``pad_to(batch, n)``)."""
+        for node in ast.walk(self.loop):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                parent = self.facts.parent(node)
+                if isinstance(parent, ast.keyword):
+                    parent = self.facts.parent(parent)
+                if id(parent) not in self.calls or getattr(parent, "func", None) is node:
+                    return False
+        return True
 
     def _sliced_apart(self, driver: Scope, sliced: ast.Subscript) -> bool:
         base, axis_and_part = sliced.value, _the_slice(sliced.slice)
@@ -346,6 +374,7 @@ class _Lengths:
             and self._only_sliced(driver, base.id)
             and self._fixed(driver, length)
             and self._a_length(driver, length, base.id, axis)
+            and self._measured_last(driver, length, base.id)
         ):
             return False
         for envs in self.runs:
@@ -363,13 +392,24 @@ class _Lengths:
         owner = self.facts.resolve(driver, name)
         return all(b.scope is owner for b in self.facts.bindings_of(owner, name))
 
+    def _measured_last(self, driver: Scope, length: str, base: str) -> bool:
+        """No binding of the array comes after the length is taken (``n = len(ts); ts =
+        ts[:50]`` would cut every bound past 50 to it)."""
+        owner = self.facts.resolve(driver, length)
+        (measure,) = self.facts.bindings_of(owner, length)
+        made = self.facts.bindings_of(self.facts.resolve(driver, base), base)
+        return all(b.start <= measure.start for b in made)
+
     def _fixed(self, driver: Scope, name: str) -> bool:
-        """Bound before the loop and never in it, by the code that owns the name alone (no
-        ``global`` or ``nonlocal`` elsewhere), changed in place nowhere, and not one of the
-        loop's names."""
+        """A local or parameter of a function (a global may be bound again by a later
+        notebook cell or by an importer, which this module does not show), bound before the
+        loop and never in it, by that function alone (no ``nonlocal`` elsewhere), changed in
+        place nowhere, and not one of the loop's names."""
         if name in self.targets or _stores_in([self.loop], {name}):
             return False
         owner = self.facts.resolve(driver, name)
+        if owner.kind not in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+            return False
         bindings = self.facts.bindings_of(owner, name)
         first, last = self.loop.lineno, self.loop.end_lineno or self.loop.lineno
         return (
@@ -381,7 +421,6 @@ class _Lengths:
                 for b in bindings
             )
             and not self.facts.mutations_of(owner, name)
-            and not (owner.kind is ScopeKind.MODULE and _reflects(self.facts.tree))
         )
 
     def _only_sliced(self, driver: Scope, name: str) -> bool:
@@ -423,16 +462,6 @@ class _Lengths:
             and id(b.node) in statements
             for b in made
         )
-
-
-def _reflects(tree: ast.Module) -> bool:
-    """The module stores names through ``globals()`` or ``vars()``: any global may change."""
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("globals", "vars", "exec", "setattr")
-        for node in ast.walk(tree)
-    )
 
 
 def _measured(binding: Binding) -> tuple[str, int] | None:
