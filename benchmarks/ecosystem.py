@@ -176,16 +176,19 @@ def _export(sources: Iterable[tuple[str, bytes]], target: Path) -> None:
 # -- run --------------------------------------------------------------------------------------
 
 
-def _count(folder: Path) -> tuple[int, int]:
+def count_code(folder: Path) -> tuple[int, int]:
     """Files, and their lines of code: a notebook's are those of its code cells."""
     files = lines = 0
+    # A folder may be named like a module (``matmul.py/``): only files are counted.
     for path in folder.rglob("*.py"):
-        files += 1
-        with open(path, "rb") as handle:
-            lines += sum(1 for _ in handle)
+        if path.is_file():
+            files += 1
+            with open(path, "rb") as handle:
+                lines += sum(1 for _ in handle)
     for path in folder.rglob("*.ipynb"):
-        files += 1
-        lines += _notebook_lines(path.read_bytes())
+        if path.is_file():
+            files += 1
+            lines += _notebook_lines(path.read_bytes())
     return files, lines
 
 
@@ -356,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes: dict[str, tuple[int, int]] = {}
     for project in projects:
         folder = args.checkouts / project.folder
-        sizes[project.name] = _count(folder)
+        sizes[project.name] = count_code(folder)
         found.extend(check_project(args.tool.split(), project, folder, args.hazards))
     if args.save:
         args.save.write_text(json.dumps([f.__dict__ for f in found], indent=1), encoding="utf-8")

@@ -18,6 +18,7 @@ from ecosystem import (  # noqa: E402
     Found,
     Project,
     check_project,
+    count_code,
     prepare,
     read_projects,
     report,
@@ -41,6 +42,13 @@ def test_findings_in_notebooks_are_named_by_cell(tmp_path: Path) -> None:
         "JC102",
         "SCALE",
     )
+
+
+def test_a_folder_named_like_a_module_is_not_counted_as_a_file(tmp_path: Path) -> None:
+    (tmp_path / "matmul.py").mkdir()
+    (tmp_path / "matmul.py" / "inner.py").write_text("import jax\nx = 1\n")
+    (tmp_path / "runs.ipynb").mkdir()
+    assert count_code(tmp_path) == (1, 2)
 
 
 def test_projects_marked_held_out_are_read_as_such(tmp_path: Path) -> None:
