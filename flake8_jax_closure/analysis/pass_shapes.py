@@ -16,15 +16,16 @@ The code must show it plainly:
   only calls by name, from its default and the literal values those calls give; the loop's
   names are bound again nowhere (not in the pass, nor by ``nonlocal`` in a helper);
 - the argument is ``x[: bound]`` (or ``x[:, : bound]``), written in the call, or bound first
-  thing in the pass by nothing else and read there only as the compiled calls' argument (not
-  padded in place); ``x`` is a local or parameter of the function (a global may be bound again
-  by a later cell or an importer), bound before the loop and never in it nor after its length
-  is taken, and only sliced there (not handed to a helper that may cut it in place); ``bound``
-  computes from the pass's values and one such name ``n`` bound once to the length of the
-  axis sliced (``len(x)``, ``x.shape[1]``, ``_, n, _ = x.shape``), or to a length of an array
-  made beside ``x`` (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time grid and
-  the series on it are taken to be as long). A bound past ``n`` would be cut to the end, so
-  none may pass it;
+  thing in the pass by nothing else and read there only as the compiled calls' argument (a
+  list may be padded in place), unless ``n`` is a length ``.shape`` gave (an array's length
+  cannot change in place); ``x`` is a local or parameter of the function (a global may be
+  bound again by a later cell or an importer), bound before the loop and never in it nor after
+  its length is taken, and only sliced there (not handed to a helper that may cut it in place);
+  ``bound`` computes from the pass's values and one such name ``n`` bound once to the length
+  of the axis sliced (``len(x)``, ``x.shape[1]``, ``_, n, _ = x.shape``), or to a length of an
+  array made beside ``x`` (``ts, ys = get_data()`` then ``_, n, _ = ys.shape``: the time grid
+  and the series on it are taken to be as long). A bound past ``n`` would be cut to the end,
+  so none may pass it;
 - the lengths differ between every two passes for every ``n`` from 1 to 256 and for a few far
   larger ones: ``int(100 * 0.28)`` and ``int(100 * 0.29)`` are both 28, and ``x[i * b : (i +
   1) * b]`` has one length in every pass.
@@ -329,8 +330,8 @@ class _Lengths:
     def differ(self, use: Event, argument: ast.expr) -> bool:
         sliced: ast.expr | None = argument
         if isinstance(argument, ast.Name):
-            if not self._owned(use.driver, argument.id) or not self._only_handed(argument.id):
-                return False  # ``global _ts`` in a helper, ``batch.extend(...)`` in the pass
+            if not self._owned(use.driver, argument.id):
+                return False  # ``global _ts`` in a helper the pass calls may cut it again
             sliced = _bound_in_pass(self.loop, use, argument.id)
         if not isinstance(sliced, ast.Subscript):
             return False
@@ -340,7 +341,25 @@ class _Lengths:
             if sum(1 for k in self._known if k[0] == id(self.loop)) >= _MOST_SLICES:
                 return False
             known = self._known[key] = self._sliced_apart(use.driver, sliced)
+        if known and isinstance(argument, ast.Name) and not self._only_handed(argument.id):
+            # Handed to other calls in the pass: a list may be padded in place there
+            # (``batch.extend(pad)``); an array, whose length ``.shape`` gave, cannot be.
+            return self._of_an_array(use.driver, sliced)
         return known
+
+    def _of_an_array(self, driver: Scope, sliced: ast.Subscript) -> bool:
+        part = _the_slice(sliced.slice)
+        if part is None or part[1].upper is None:
+            return False
+        (length,) = _operands(part[1].upper) - self.targets
+        owner = self.facts.resolve(driver, length)
+        (binding,) = self.facts.bindings_of(owner, length)
+        value = binding.value
+        if value is None and isinstance(binding.node, ast.Assign):
+            value = binding.node.value
+        return value is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(value)
+        )
 
     def _only_handed(self, name: str) -> bool:
         """The loop reads the name only as an argument of the compiled calls: nothing in the
