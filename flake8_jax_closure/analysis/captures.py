@@ -89,7 +89,9 @@ _CACHED_BODIES = frozenset(
      "jax.lax.while_loop"}
 )  # fmt: skip
 # Functions that hand a function to the host, to run at every call of the compiled code.
-_HOST_CALLBACKS = frozenset({"io_callback", "pure_callback", "callback", "id_tap", "call"})
+_HOST_CALLBACKS = frozenset(
+    {"io_callback", "pure_callback", "callback", "id_tap", "call", "buffer_callback"}
+)
 _PARTIAL = frozenset({"functools.partial"})
 
 
@@ -318,7 +320,8 @@ class CaptureAnalysis:
         return None
 
     def _host_callback(self, read: Read) -> bool:
-        """``io_callback(cb, ...)``, ``jax.pure_callback(cb, ...)``, ``jax.debug.callback(cb,
+        """``io_callback(cb, ...)``, ``jax.pure_callback(cb, ...)``, ``buffer_callback(cb,
+        out)(...)``, ``jax.debug.callback(cb,
         ...)``: the function runs on the host at every call, reading current values."""
         return self._runs_on_host(read.node, read.scope)
 
