@@ -136,9 +136,9 @@ def test_a_shared_detection_skips_what_no_selected_rule_reports(
     timed: list[str] = []
     original = CaptureAnalysis._first_changes
 
-    def spy(self, sites, owner, name, *rest):  # type: ignore[no-untyped-def]
+    def spy(self, sites, owner, name, *rest, **options):  # type: ignore[no-untyped-def]
         timed.append(name)
-        return original(self, sites, owner, name, *rest)
+        return original(self, sites, owner, name, *rest, **options)
 
     monkeypatch.setattr(CaptureAnalysis, "_first_changes", spy)
     source = (

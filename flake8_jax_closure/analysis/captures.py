@@ -82,12 +82,14 @@ MethodReader = Callable[[str], list[tuple[str, ...]] | None]
 # objects whose attributes do change (``Defaults.EPS = 1e-6``).
 _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
 _HELPER_DEPTH = 3
-# Control flow that caches the trace of the body it is handed by that function and the shapes
-# of what the body itself is given (a slice, a carry, an operand), not by the outer shapes.
-_CACHED_BODIES = frozenset(
-    {"jax.lax.scan", "jax.lax.map", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop",
-     "jax.lax.while_loop"}
-)  # fmt: skip
+# Control flow that keeps the trace of the body it is handed while the shapes the body itself
+# is given stay the same: a slice for these two, which a new shape of the whole array leaves
+# the same; a carry or an operand for the others, which often follows the outer shapes (a new
+# outer shape traces those anew) but need not (``lax.fori_loop(0, 3, step, jnp.mean(x))``).
+_SLICING_BODIES = frozenset({"jax.lax.scan", "jax.lax.map"})
+_CACHED_BODIES = _SLICING_BODIES | frozenset(
+    {"jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"}
+)
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset(
     {"io_callback", "pure_callback", "callback", "id_tap", "call", "buffer_callback"}
@@ -352,9 +354,9 @@ class CaptureAnalysis:
             current = current.parent
         return False
 
-    def _cached_body(self, read: Read) -> bool:
+    def _cached_body(self, read: Read, kinds: frozenset[str] = _CACHED_BODIES) -> bool:
         """``lax.scan(body, ...)``, ``lax.map(body, xs)``, ``lax.cond(p, up, down, x)``,
-        ``lax.fori_loop(0, n, step, x)``: JAX caches the body's trace by the function and the
+        ``lax.fori_loop(0, n, step, x)``: JAX keeps the body's trace by the function and the
         shapes the body is given (its slices, its carry), which a new shape of the outer
         arguments may leave the same: the outer function traces again, and the body's old
         trace, with the old value, is taken back."""
@@ -362,7 +364,7 @@ class CaptureAnalysis:
         if call is None:
             return False
         name = self.facts.qualified_name(read.scope, call.func)
-        return name in _CACHED_BODIES
+        return name in kinds
 
     def _traced_function(self, read: Read) -> Scope | None:
         """The function a call by name reaches while tracing, when it is a def of this module
@@ -410,7 +412,10 @@ class CaptureAnalysis:
             owners_by_id[id(owner)] = owner
             by_variable.setdefault((id(owner), read.name), []).append(read)
             read_nodes.setdefault((id(owner), read.name), []).append(read.node)
+        # Read in a body JAX keeps while its slices keep their shape (``sliced``), or while
+        # whatever it is given keeps its shape (``bodies``, which holds ``sliced``).
         sliced: set[tuple[int, str]] = set()
+        bodies: set[tuple[int, str]] = set()
         for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
@@ -418,8 +423,10 @@ class CaptureAnalysis:
                 continue
             key = (id(owner), inner.name)
             read_nodes.setdefault(key, []).append(inner.node)
-            if self._cached_body(call):
+            if self._cached_body(call, _SLICING_BODIES):
                 sliced.add(key)
+            if self._cached_body(call):
+                bodies.add(key)
             if key in by_variable and key not in through:
                 continue  # read directly too: reported there
             owners_by_id[id(owner)] = owner
@@ -447,6 +454,7 @@ class CaptureAnalysis:
                     sites, owner, name, paths, (owner_id, name) not in sliced, fed,
                     fields_below(self.facts, read_nodes.get((owner_id, name), [])), reads,
                     _methods_called(self.facts, read_nodes.get((owner_id, name), [])),
+                    reshaped_passes=(owner_id, name) not in bodies,
                 )  # fmt: skip
             if path is None:
                 continue
@@ -483,6 +491,7 @@ class CaptureAnalysis:
         fields: list[str] | None = None,
         reads: list[Read] | None = None,
         methods_called: list[str] | None = None,
+        reshaped_passes: bool = True,
     ) -> tuple[Binding | None, Mutation | None, StalePath | None]:
         facts = self.facts
         compiled = sites[0]
@@ -583,6 +592,7 @@ class CaptureAnalysis:
             path = stale_path(
                 self.graph, life, reach, _varies(change), retraced_by_shape,
                 steady=partial(same_in_every_pass, facts, change, elsewhere=self.elsewhere),
+                reshaped_passes=reshaped_passes,
             )  # fmt: skip
             if path is None:
                 continue

@@ -438,6 +438,7 @@ def stale_path(
     varies: bool = True,
     retraced_by_shape: bool = True,
     steady: Callable[[ast.AST], bool] | None = None,
+    reshaped_passes: bool = True,
 ) -> StalePath | None:
     """How the change (its events, or outside code) can fall between a trace and a call: a
     witness when the code shows one, else an API hazard; None when it cannot.
@@ -447,7 +448,10 @@ def stale_path(
     time makes nothing stale by being repeated. ``steady``: whether the change sets the same
     value in every pass of a loop around it. ``retraced_by_shape``: a new trace of the
     compiled function reads the value afresh (not so for a ``lax.scan`` body, whose trace JAX
-    keeps while the shapes of its slices stay the same).
+    keeps while the shapes of its slices stay the same). ``reshaped_passes``: passes of a loop
+    that give the compiled calls arguments of their own shapes trace anew (not so for a body
+    handed to ``lax.cond`` or ``lax.fori_loop``, whose trace JAX keeps while what the body is
+    given keeps its shape, which a new outer shape may leave the same).
 
     Witnesses are looked for first: a hazard is kept only in case none turns up."""
     uses = life.reach
@@ -518,7 +522,7 @@ def stale_path(
             loop = None
         reshaped = (
             reshaped_each_pass(graph.facts, loop, event, uses)
-            if loop is not None and retraced_by_shape and not module_outside
+            if loop is not None and retraced_by_shape and reshaped_passes and not module_outside
             else None
         )
         if loop is not None and reshaped is PassShapes.GIVEN:
