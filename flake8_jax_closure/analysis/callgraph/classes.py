@@ -18,12 +18,17 @@ _SELF_CONTAINED_LIBRARIES = frozenset(
      "datetime"}
 )  # fmt: skip
 
+# Changes that store another object into the attribute (``self.rng = ...``, ``del self.rng``,
+# ``self.rng += ...``), unlike a method called on what it holds (``self.rng.shuffle(order)``).
+_REBINDING_CHANGES = ("attribute ", "augmented in place")
+
 
 class ObjectClasses:
     """The classes of the objects names hold, as far as this module shows."""
 
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
+        self._unseen_stores: bool | None = None
 
     def object_class(self, scope: Scope, name: str, at: Pos) -> Scope | None:
         """The class of the object ``name`` holds at ``at`` in ``scope``, where the code says:
@@ -70,6 +75,8 @@ class ObjectClasses:
         """Whether ``<base>.name`` can mean the method ``name`` of ``cls``: not when the base's
         class is known to be another class that defines ``name`` itself."""
         base = ref.base
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+            return not self._holds_library_objects(base.attr, ref.attr)
         if not isinstance(base, ast.Name):
             return True
         known = self.object_class(ref.scope, base.id, ref.start)
@@ -145,6 +152,42 @@ class ObjectClasses:
                 return False
         return True
 
+    def _holds_library_objects(self, attribute: str, method: str) -> bool:
+        """Every store into ``<object>.attribute`` in the module is an object a library makes
+        (``self.rng = np.random.RandomState(0)``, ``self.mcmc = MCMC(kernel, ...)``,
+        ``self.tx = optax.adam(lr)``), none of them handed ``self`` or something named
+        ``method`` it could forward to: ``self.rng.shuffle(order)`` is then the library's
+        ``shuffle``, never a method of a class here; ``None`` stored first as a placeholder has
+        no methods at all. Not where the module may store into the
+        attribute unseen (``setattr(obj, name, v)``, ``obj.__dict__``)."""
+        facts = self.facts
+        stores = [
+            m
+            for m in facts.attribute_changes(attribute)
+            if m.path == (f".{attribute}",) and m.description.startswith(_REBINDING_CHANGES)
+        ]
+        if not stores or self._stores_unseen():
+            return False
+        return all(
+            (isinstance(m.value, ast.Constant) and m.value.value is None)  # a placeholder
+            or (isinstance(m.value, ast.Call) and _made_by_library(facts, m.scope, m.value, method))
+            for m in stores
+        )
+
+    def _stores_unseen(self) -> bool:
+        if self._unseen_stores is None:
+            self._unseen_stores = any(
+                (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "setattr"
+                    and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))
+                )
+                or (isinstance(node, ast.Attribute) and node.attr == "__dict__")
+                for node in ast.walk(self.facts.tree)
+            )
+        return self._unseen_stores
+
     def related(self, first: Scope, second: Scope) -> bool:
         """Whether one class derives from the other (as far as this module shows)."""
         return second in self._ancestors(first) or first in self._ancestors(second)
@@ -168,6 +211,30 @@ class ObjectClasses:
                             found.append(scope)
                             pending.append(scope)
         return found
+
+
+def _made_by_library(facts: Facts, scope: Scope, call: ast.Call, method: str) -> bool:
+    """``call`` makes an object of a library's own class: a call into one of the
+    ``_SELF_CONTAINED_LIBRARIES``, or a class (a capitalised name) of one of the
+    ``FUNCTIONAL_PACKAGES`` (``numpyro.infer.MCMC``, ``np.random.RandomState``), handed neither
+    ``self`` nor anything named ``method`` (``SimpleNamespace(run=self.run)`` would forward)."""
+    made_by = facts.qualified_name(scope, call.func)
+    if made_by is None:
+        return False
+    parts = made_by.split(".")
+    if parts[0] not in _SELF_CONTAINED_LIBRARIES and not (
+        parts[0] in FUNCTIONAL_PACKAGES and len(parts) > 1 and parts[-1][:1].isupper()
+    ):
+        return False
+    handed = [*call.args, *(k.value for k in call.keywords)]
+    if any(isinstance(value, ast.Name) and value.id == "self" for value in handed):
+        return False  # a wrapper of the object itself may forward to its methods
+    return not any(k.arg == method for k in call.keywords) and not any(
+        (isinstance(node, ast.Name) and node.id == method)
+        or (isinstance(node, ast.Attribute) and node.attr == method)
+        for value in handed
+        for node in ast.walk(value)
+    )
 
 
 def _context_of(binding: Binding) -> ast.expr | None:
