@@ -83,7 +83,7 @@ class ObjectClasses:
         if known is None:
             return not (
                 (self._module(ref.scope, base.id) and self._never_called(ref))
-                or self._library_object(ref.scope, base.id)
+                or self._library_object(ref.scope, base.id, ref.attr)
             )
         return self.related(known, cls)
 
@@ -132,10 +132,10 @@ class ObjectClasses:
             and not facts.mutations_of(owner, name)
         )
 
-    def _library_object(self, scope: Scope, name: str) -> bool:
+    def _library_object(self, scope: Scope, name: str, method: str) -> bool:
         """``name`` holds only objects a library makes for itself (``t`` of ``with
-        tqdm.trange(n) as t``, ``optimizer = optax.adam(lr)``): ``t.update()`` is the
-        library's method, never one of the module's classes'."""
+        tqdm.trange(n) as t``, ``optimizer = optax.adam(lr)``, ``mcmc = MCMC(kernel)``):
+        ``t.update()`` is the library's method, never one of the module's classes'."""
         facts = self.facts
         owner = facts.resolve(scope, name)
         bindings = facts.bindings_of(owner, name)
@@ -145,10 +145,10 @@ class ObjectClasses:
             value = binding.value if binding.kind is BindingKind.ASSIGN else None
             if binding.kind is BindingKind.WITH:
                 value = _context_of(binding)
-            if not isinstance(value, ast.Call):
-                return False
-            made_by = facts.qualified_name(binding.scope, value.func)
-            if made_by is None or made_by.split(".")[0] not in _SELF_CONTAINED_LIBRARIES:
+            if not (
+                isinstance(value, ast.Call)
+                and _made_by_library(facts, binding.scope, value, method)
+            ):
                 return False
         return True
 
