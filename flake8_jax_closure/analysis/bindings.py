@@ -5,7 +5,7 @@ decide which changes of the variable are changes of the value the compiled code 
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .facts.model import (
     Binding,
@@ -304,42 +304,206 @@ def holds_ref(facts: Facts, bindings: list[Binding]) -> bool:
 
 
 def fed_from_arguments(
-    scope: Scope, mutations: list[Mutation], reads: list[Read]
+    scope: Scope,
+    mutations: list[Mutation],
+    reads: list[Read],
+    parent: Callable[[ast.AST], ast.AST | None] | None = None,
 ) -> list[tuple[str, ...]]:
-    """The paths the compiled function sets from its own arguments before it reads them
-    (``model.params = params`` as a statement of its body, before any read of ``model``): the
-    trace reads the argument, so no change made outside reaches the compiled result through
-    them. Only unconditional statements of the body itself count."""
+    """The paths the compiled function sets before it reads them, from its own arguments
+    (``model.params = params`` as a statement of its body, before any read of ``model``) or
+    from a value that never reads the path (``self.tick_fn = self.make_tick(lvl.shape)``):
+    every run of the body, traced or not, reads what that run stored, so no change made
+    elsewhere reaches the compiled result through them. Only unconditional statements of the
+    body itself count. Given ``parent`` (the node each node sits in), a read of another
+    attribute before the store does not count when it cannot reach the stored one (``if
+    self.multi_level:`` before ``self.tick_fn = ...``): a data attribute, or a method that
+    never names it."""
     body = getattr(scope.node, "body", [])
     top = {id(statement) for statement in body} if isinstance(body, list) else set()
     arguments = set(scope.params[1:] if _is_method(scope) else scope.params)
     fed = []
     for mutation in mutations:
         statement = mutation.node
-        # The store's own target (``self.step`` of ``self.step.msh.cell_conn = c``) names the
-        # object only to reach where it stores.
-        first_read = min(
-            (r.start for r in reads if not _in_target(statement, r.node)), default=None
-        )
-        entry = stored_by(mutation) if mutation.value is None else (mutation.value, None)
-        value = entry[0] if entry is not None else None
-        if (
-            entry is not None
-            and entry[1] is not None
-            and not _method_returns_arguments(scope, entry[0], entry[1])
-        ):
-            value = None  # ``a, b = split(x)``: which entries come from ``x`` is not shown
-        if (
+        if not (
             mutation.scope is scope
             and id(statement) in top
             and not mutation.guards
             and not mutation.loops
-            and value is not None
-            and (first_read is None or mutation.end <= first_read)
-            and any(isinstance(n, ast.Name) and n.id in arguments for n in ast.walk(value))
+        ):
+            continue
+        entry = stored_by(mutation) if mutation.value is None else (mutation.value, None)
+        if entry is None:
+            continue
+        value = entry[0]
+        if entry[1] is not None and not _method_returns_arguments(scope, entry[0], entry[1]):
+            continue  # ``a, b = split(x)``: which entries come from ``x`` is not shown
+        fresh = not isinstance(statement, ast.AugAssign) and leaves_path_unread(
+            scope, value, mutation
+        )  # ``self.n += 1`` reads it first
+        if not (fresh or _names_any_of(value, arguments)):
+            continue
+        # The store's own target (``self.step`` of ``self.step.msh.cell_conn = c``) names the
+        # object only to reach where it stores.
+        if not any(
+            r.start < mutation.end
+            and not _in_target(statement, r.node)
+            and not _reads_elsewhere(scope, r.node, mutation, parent)
+            for r in reads
         ):
             fed.append(mutation.path)
     return fed
+
+
+# Names through which code can read an attribute without writing its name.
+_INDIRECT_READERS = frozenset({"getattr", "vars", "locals", "globals", "eval", "exec"})
+
+
+def leaves_path_unread(scope: Scope, value: ast.expr, mutation: Mutation) -> bool:
+    """Computing ``value`` cannot read the attribute ``mutation`` stores into: it never
+    names it (not even in a string, for ``getattr``), never hands the object itself on, and
+    the methods of its class it reaches through the object (``self.make_tick(...)``, and the
+    ones those reach) never name it either. A module function the value calls is not
+    handed the object, so it sees the attribute only through a global holding it, which the
+    body of the compiled function would show (``obj = self``); such a body is left out."""
+    path = mutation.path
+    if not path or not path[0].startswith("."):
+        return False
+    attribute, holder = path[0][1:], mutation.name
+    if any(
+        isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        and node.value.id == holder
+        for node in ast.walk(scope.node)
+    ):  # fmt: skip
+        return False  # an alias of the object: it may reach the attribute unseen
+    parent = scope.parent
+    own = _is_method(scope) and parent is not None and scope.params[:1] == (holder,)
+    methods = (
+        {c.name: c.node for c in parent.children if c.kind is ScopeKind.FUNCTION}
+        if own and parent is not None
+        else {}
+    )
+    # Methods a base class defines are not shown: a class with bases reaches the object's
+    # attributes only through its own methods and data.
+    based = own and parent is not None and bool(getattr(parent.node, "bases", None))
+    pending: list[tuple[ast.AST, str]] = [(value, holder)]
+    seen: set[str] = set()
+    while pending:
+        node, self_name = pending.pop()
+        held = {
+            id(inner.value)
+            for inner in ast.walk(node)
+            if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
+        }
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Attribute) and inner.attr in (attribute, "__dict__"):
+                return False
+            if isinstance(inner, ast.Constant) and inner.value == attribute:
+                return False
+            if isinstance(inner, ast.Name) and inner.id in _INDIRECT_READERS:
+                return False
+            if isinstance(inner, ast.Name) and inner.id == self_name and id(inner) not in held:
+                return False  # the object itself handed on
+            if not (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == self_name
+            ):
+                continue
+            if not own:
+                return False  # not a method's own object: its class is not known
+            if inner.attr not in methods and based:
+                return False  # perhaps an inherited method or property
+            if inner.attr not in methods and _called(node, inner):
+                # A callable held in another attribute: what each store there puts in it.
+                stores = _stores_of(_module_of(scope), parent, inner.attr)
+                if stores is None:
+                    return False
+                if inner.attr not in seen:
+                    seen.add(inner.attr)
+                    pending.extend(stores)
+                continue
+            if inner.attr in methods and inner.attr not in seen:
+                seen.add(inner.attr)
+                method = methods[inner.attr]
+                first = _first_parameter(method)
+                if first is None:
+                    return False
+                pending.append((method, first))
+    return True
+
+
+def _reads_elsewhere(
+    scope: Scope,
+    node: ast.AST,
+    mutation: Mutation,
+    parent: Callable[[ast.AST], ast.AST | None] | None,
+) -> bool:
+    """The read ``node`` (``self`` of ``self.multi_level``) takes another attribute of the
+    object, one that cannot reach the attribute ``mutation`` stores into."""
+    taken = parent(node) if parent is not None else None
+    return (
+        isinstance(taken, ast.Attribute)
+        and taken.value is node
+        and mutation.path[:1] != (f".{taken.attr}",)
+        and leaves_path_unread(scope, taken, mutation)
+    )
+
+
+def _names_any_of(value: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value))
+
+
+def _module_of(scope: Scope) -> ast.AST:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope.node
+
+
+def _stores_of(
+    module: ast.AST, cls: Scope | None, attribute: str
+) -> list[tuple[ast.AST, str]] | None:
+    """The values the methods of ``cls`` store into ``self.attribute`` by plain assignment,
+    each with the name of its method's object; None when anything else in the module stores
+    into an attribute of that name (``self.a, self.b = ...``, ``self.a += ...``, ``env.a =
+    ...`` outside the class) or nothing does."""
+    if cls is None or not isinstance(cls.node, ast.ClassDef):
+        return None
+    stores = sum(
+        1
+        for node in ast.walk(module)
+        if isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.ctx, (ast.Store, ast.Del))
+    )
+    found: list[tuple[ast.AST, str]] = []
+    for method in cls.node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        own = _first_parameter(method)
+        for node in ast.walk(method):
+            if (
+                own is not None
+                and isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr == attribute
+                and isinstance(node.targets[0].value, ast.Name)
+                and node.targets[0].value.id == own
+            ):
+                found.append((node.value, own))
+    return found if found and len(found) == stores else None
+
+
+def _called(tree: ast.AST, attribute: ast.Attribute) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is attribute for n in ast.walk(tree))
+
+
+def _first_parameter(function: ast.AST) -> str | None:
+    arguments = getattr(function, "args", None)
+    if arguments is None:
+        return None
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    return names[0] if names else None
 
 
 def _in_target(statement: ast.AST, node: ast.AST) -> bool:

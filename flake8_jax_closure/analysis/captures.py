@@ -445,7 +445,9 @@ class CaptureAnalysis:
                 paths = self._paths_read(owner, name, reads)
             cls = self.class_of_cls(owner, name)
             # ``model.params = params`` first in the body: the trace reads the argument.
-            fed = fed_from_arguments(compiled.scope, self.facts.mutations_of(owner, name), reads)
+            fed = fed_from_arguments(
+                compiled.scope, self.facts.mutations_of(owner, name), reads, self.facts.parent
+            )
             fed += self._given_explicitly(owner, name, reads)
             if cls is not None:
                 rebinding, mutation, path = self._first_class_change(sites, cls, paths)
