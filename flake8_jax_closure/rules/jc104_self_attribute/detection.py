@@ -57,6 +57,7 @@ from ...analysis.facts.model import (
 from ...analysis.facts.queries import Facts
 from ...analysis.guards import is_none, tests_around, unset_flag
 from ...analysis.layout import LayoutRead, kept_layout, layout_read, stored_by
+from ...analysis.names import PASSTHROUGH_TRANSFORMS
 from ...analysis.receiver import (
     hands_itself_on,
     has_bases,
@@ -283,15 +284,19 @@ class MethodCaptureAnalysis:
             ]
             if path not in fed_from_arguments(setter, [mutation], own_reads):
                 continue
-            for call in self._top_level_calls(holder, setter.name):
-                end = (call.end_lineno or 0, call.end_col_offset or 0)
-                if all(r.start >= end or _inside(r.node, call) for r in reads):
+            for call, runner in self._top_level_calls(holder, setter.name):
+                if all(_after_or_within(r.node, call, runner) for r in reads):
                     return True
         return False
 
-    def _top_level_calls(self, holder: Holder, method: str) -> Iterator[ast.Call]:
+    def _top_level_calls(
+        self, holder: Holder, method: str
+    ) -> Iterator[tuple[ast.Call, tuple[ast.AST, ast.Call] | None]]:
         """The calls ``self.<method>(...)`` that are statements of the compiled body, or the
-        value such a statement assigns (not under an ``if`` or in a loop)."""
+        value such a statement assigns (not under an ``if`` or in a loop); or such a statement
+        (or the value it returns) of a function the compiled body defines and runs by a
+        statement of its own (``loss, grads = jax.value_and_grad(compute)(w)``), with that
+        running call: the method runs first in that function, when the function runs."""
         site = holder.site
         body = getattr(site.scope.node, "body", [])
         for read in self.facts.reads_within(site.scope):
@@ -300,13 +305,50 @@ class MethodCaptureAnalysis:
             attribute = self.facts.parent(read.node)
             call = self.facts.parent(attribute) if attribute is not None else None
             statement = self.facts.parent(call) if call is not None else None
-            if (
+            if not (
                 isinstance(call, ast.Call)
-                and isinstance(statement, (ast.Expr, ast.Assign))
+                and isinstance(statement, (ast.Expr, ast.Assign, ast.Return))
                 and statement.value is call
-                and any(statement is top for top in body)
             ):
-                yield call
+                continue
+            if any(statement is top for top in body) and not isinstance(statement, ast.Return):
+                yield call, None
+                continue
+            nested = read.scope
+            if nested is site.scope or nested.parent is not site.scope:
+                continue
+            if not any(statement is top for top in getattr(nested.node, "body", [])):
+                continue
+            entry = self._runs_nested(site.scope, nested)
+            if entry is not None:
+                yield call, (nested.node, entry)
+
+    def _runs_nested(self, compiled: Scope, nested: Scope) -> ast.Call | None:
+        """The call that runs the function ``nested`` (defined in the compiled body, undecorated
+        or decorated by transforms that only wrap it) as a statement of the compiled body, or
+        the value such a statement assigns or returns: ``compute(w)``, ``jax.grad(compute)(w)``;
+        None when the body defines that name more than once or runs it otherwise."""
+        node = nested.node
+        if not isinstance(node, ast.FunctionDef) or not all(
+            self._wraps_only(compiled, _decorator_call(d)) for d in node.decorator_list
+        ):
+            return None
+        body = getattr(compiled.node, "body", [])
+        if sum(_binds_name(top, node.name) for top in body) != 1:
+            return None
+        for top in body:
+            if not isinstance(top, (ast.Expr, ast.Assign, ast.Return)) or top.value is None:
+                continue
+            for runner in _unconditional_calls(top.value):
+                func = runner.func
+                if isinstance(func, ast.Call) and self._wraps_only(compiled, func.func):
+                    func = func.args[0] if func.args else func
+                if isinstance(func, ast.Name) and func.id == node.name:
+                    return runner
+        return None
+
+    def _wraps_only(self, scope: Scope, func: ast.expr) -> bool:
+        return self.facts.qualified_name(scope, func) in PASSTHROUGH_TRANSFORMS
 
     def _layout_reads(
         self,
@@ -1088,6 +1130,60 @@ def _beside(mutation: Mutation, reads: list[Read]) -> bool:
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     return any(node is inner for inner in ast.walk(outer))
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+def _after_or_within(
+    node: ast.AST, call: ast.Call, runner: tuple[ast.AST, ast.Call] | None
+) -> bool:
+    """A read at ``node`` runs after the setter ``call`` has stored, or is part of it: after
+    it in the same body; for a setter called in a nested function that ``runner`` (the
+    function, the call running it) names, after it in that function, or after the running
+    call in the compiled body."""
+    start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    if _inside(node, call):
+        return True
+    if runner is None:
+        return start >= _end(call)
+    nested, entry = runner
+    return (_inside(node, nested) and start >= _end(call)) or start >= _end(entry)
+
+
+def _decorator_call(decorator: ast.expr) -> ast.expr:
+    """``jax.grad`` of ``@jax.grad`` and of ``@jax.grad(argnums=1)``."""
+    return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _binds_name(statement: ast.stmt, name: str) -> bool:
+    return any(
+        (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.name == name
+        )
+        or (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store))
+        for node in ast.walk(statement)
+    )
+
+
+# Expressions whose parts may not run: ``a if c else b``, ``a and b``, a lambda's body, a
+# comprehension's element.
+_MAYBE_RUN = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+              ast.GeneratorExp)  # fmt: skip
+
+
+def _unconditional_calls(value: ast.expr) -> Iterator[ast.Call]:
+    """The calls in ``value`` that run whenever it is computed."""
+    pending: list[ast.AST] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _MAYBE_RUN):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        pending.extend(ast.iter_child_nodes(node))
 
 
 def _builds_its_own_object(facts: Facts, mutation: Mutation, owner: Scope) -> bool:
