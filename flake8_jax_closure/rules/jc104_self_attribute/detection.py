@@ -304,6 +304,10 @@ class MethodCaptureAnalysis:
                 continue
             attribute = self.facts.parent(read.node)
             call = self.facts.parent(attribute) if attribute is not None else None
+            handed = self._run_through_transform(site.scope, body, attribute, call)
+            if handed is not None:
+                yield handed, None
+                continue
             statement = self.facts.parent(call) if call is not None else None
             if not (
                 isinstance(call, ast.Call)
@@ -322,6 +326,26 @@ class MethodCaptureAnalysis:
             entry = self._runs_nested(site.scope, nested)
             if entry is not None:
                 yield call, (nested.node, entry)
+
+    def _run_through_transform(
+        self, compiled: Scope, body: list[ast.stmt], attribute: ast.AST | None, call: ast.AST | None
+    ) -> ast.Call | None:
+        """``jax.grad(self.loss)(w, x)``: the method handed to a transform that only wraps it,
+        run at once, unconditionally, in a statement of the compiled body; that running call."""
+        if not (
+            isinstance(call, ast.Call)
+            and call.args[:1] == [attribute]
+            and self._wraps_only(compiled, call.func)
+        ):
+            return None
+        runner = self.facts.parent(call)
+        if not isinstance(runner, ast.Call) or runner.func is not call:
+            return None
+        for top in body:
+            if isinstance(top, (ast.Expr, ast.Assign, ast.Return)) and top.value is not None:
+                if any(found is runner for found in _unconditional_calls(top.value)):
+                    return runner
+        return None
 
     def _runs_nested(self, compiled: Scope, nested: Scope) -> ast.Call | None:
         """The call that runs the function ``nested`` (defined in the compiled body, undecorated
