@@ -619,3 +619,55 @@ def test_a_star_import_may_bind_the_called_name_again(
     script.write_text(RENDER.replace("{star}", star))
     found = _check("--no-cache", str(script))
     assert [(f["code"], f["name"]) for f in found] == [("JC102", "state")] * findings
+
+
+RENDER_ELSEWHERE = """def render_image(render_fn, rays):
+    {keep}total = 0.0
+    for chunk in rays:
+        total = total + render_fn(chunk)
+    return {{"rgb": total}}
+"""
+EVALUATE = """import functools
+
+import jax
+import jax.numpy as jnp
+
+from pkg.render import render_image
+
+
+def main():
+    mask = 1.0
+    for step in range(4):
+        if step % 2 == 0:
+            mask = float(step)
+
+            def render(variables, rays):
+                return rays * variables * mask
+
+            render_fast = jax.jit(render)
+        rendering = render_image(functools.partial(render_fast, 2.0), jnp.ones((2, 3)))
+        print(rendering["rgb"])
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("keep", "findings"),
+    [("", 0), ("KEPT.append(render_fn)\n    ", 1)],
+)
+def test_a_function_of_another_module_that_only_calls_what_it_is_given_runs_it_now(
+    project: Path, keep: str, findings: int
+) -> None:
+    """Each change of ``mask`` is followed by a new ``def`` and a new compiled object, and the
+    only use hands that object to ``render_image`` of another module. A ``render_image`` whose
+    body only calls it runs it then and returns data: the result's later uses
+    (``rendering["rgb"]``) are no calls of the compiled object, and no pass reuses an old
+    trace. One that also keeps it (in a module list) may have it called at any later time."""
+    prefix = "KEPT = []\n\n\n" if keep else ""
+    (project / "pkg" / "render.py").write_text(prefix + RENDER_ELSEWHERE.format(keep=keep))
+    script = project / "scripts" / "evaluate.py"
+    script.write_text(EVALUATE)
+    found = _check("--no-cache", str(script))
+    assert [(f["code"], f["name"]) for f in found] == [("JC101", "mask")] * findings

@@ -32,7 +32,7 @@ class ModuleFacts:
             self.facts.ensure_scope(self.facts.module_scope)
         self.finder = CompiledFunctionFinder(self.facts, frozenset(compile_functions))
         self.compiled: list[CompiledFunction] = self.finder.find()
-        self.graph = CallGraph(self.facts)
+        self.graph = CallGraph(self.facts, None if project is None else project.function_def)
         self.graph.failing = FailingCalls(self.facts, self.graph.classes, self.compiled)
         self.values = CaptureAnalysis(self.facts, self.graph, self.compiled, project)
         self.project = project

@@ -1060,14 +1060,19 @@ def _cannot_raise(statement: ast.stmt) -> bool:
 
 
 def _calls_name(use: Event, name: str) -> bool:
-    """The use calls the object by the name it is bound to (``update(w)``), or runs a
-    function that does (``via``)."""
+    """The use calls the object by the name it is bound to (``update(w)``), runs a function
+    that does (``via``), or runs it now through what it makes of the name right there
+    (``render_image(partial(render, params), rays)``, ``render_image`` only calling it)."""
     if use.via is not None:
         return True
     node = use.node
-    if isinstance(node, ast.Call):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         node = node.func
-    return use.kind is EventKind.RUN and isinstance(node, ast.Name) and node.id == name
+    return (
+        use.kind is EventKind.RUN
+        and node is not None
+        and any(isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(node))
+    )
 
 
 def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, list[ast.stmt]]:

@@ -9,7 +9,7 @@ functions where they happen (``propagate``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -28,10 +28,12 @@ if TYPE_CHECKING:
 class CallGraph:
     """The call graph of one module, built as questions need it."""
 
-    def __init__(self, facts: Facts) -> None:
+    def __init__(
+        self, facts: Facts, elsewhere: Callable[[str], ast.FunctionDef | None] | None = None
+    ) -> None:
         self.facts = facts
         self.classes = ObjectClasses(facts)
-        self.holders = HolderEvents(facts, self.classes)
+        self.holders = HolderEvents(facts, self.classes, elsewhere)
         self.functions = FunctionUses(facts, self.holders, self.classes)
         # Calls that always raise (a trace that cannot finish), once the compiled functions
         # are known.

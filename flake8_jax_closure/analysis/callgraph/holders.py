@@ -10,13 +10,14 @@ the name in the same straight-line code is a new object: uses after it do not co
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..facts.model import AttributeRef, BindingKind, Pos, Read, Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
 from ..unbindable import arguments_cannot_bind, star_imported
+from .called_parameter import only_calls, receiving_parameter
 from .classes import ObjectClasses
 from .events import END, Event, EventKind, event_at
 
@@ -57,9 +58,16 @@ _NOT_RUNNING = frozenset(
 class HolderEvents:
     """The events of objects through what holds them."""
 
-    def __init__(self, facts: Facts, classes: ObjectClasses) -> None:
+    def __init__(
+        self,
+        facts: Facts,
+        classes: ObjectClasses,
+        elsewhere: Callable[[str], ast.FunctionDef | None] | None = None,
+    ) -> None:
         self.facts = facts
         self.classes = classes
+        # The ``def`` of a function another module of the project defines, by qualified name.
+        self.elsewhere = elsewhere
 
     def holder_events(self, binder: Scope, name: str, since: Pos) -> Iterator[Event]:
         """Calls and escapes of the object bound to ``name`` in ``binder`` at ``since``."""
@@ -174,11 +182,14 @@ class HolderEvents:
             callee = facts.qualified_name(scope, parent.func)
             if self._raises_on_binding(scope, parent):
                 return  # ``TypeError`` before the callee's body runs: nothing uses it
-            if self._is_local_function(scope, parent.func) or self._calls_now(
-                scope, parent, callee
+            if (
+                self._is_local_function(scope, parent.func)
+                or self._calls_now(scope, parent, callee)
+                or self._only_called_elsewhere(parent, node, callee)
             ):
                 # Passed to a function of this module, or to one that calls it and is done
-                # with it (``jax.lax.scan(step, ...)``, ``timeit(lambda: f(x))``): now.
+                # with it (``jax.lax.scan(step, ...)``, ``timeit(lambda: f(x))``, a function
+                # of another module of the project whose body only calls it): now.
                 yield event_at(scope, node, loops, EventKind.RUN)
                 return
             if not _makes_record(parent):
@@ -389,6 +400,15 @@ class HolderEvents:
             and func.id in _BUILTINS_CALLING_NOW
             and not self.facts.bindings_of(self.facts.resolve(scope, func.id), func.id)
         )
+
+    def _only_called_elsewhere(self, call: ast.Call, argument: ast.AST, callee: str | None) -> bool:
+        if callee is None or self.elsewhere is None:
+            return False
+        definition = self.elsewhere(callee)
+        if definition is None:
+            return False
+        parameter = receiving_parameter(definition, call, argument)
+        return parameter is not None and only_calls(definition, parameter)
 
     def _looks_at(self, scope: Scope, call: ast.Call) -> bool:
         func = call.func
