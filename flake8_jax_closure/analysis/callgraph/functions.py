@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..facts.model import Scope, ScopeKind
+from ..facts.model import Pos, Scope, ScopeKind
 from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
 from ..unbindable import arguments_cannot_bind, star_imported
 from .classes import ObjectClasses
-from .events import Event, EventKind, event_at
+from .events import END, Event, EventKind, event_at
 from .holders import HolderEvents, single_name
 
 # Dunder methods Python calls by itself: nothing in the module needs to name them.
@@ -119,6 +119,9 @@ class FunctionUses:
             if not r.scope.is_within(function)
             and (r.scope.function() is not binder.function() or function.start < r.start < until)
         ]
+        replaced = self._replaced_at(binder, name, until)
+        if replaced is not None:
+            refs = [r for r in refs if not _defined_after(r.scope, binder, replaced)]
         for read in refs:
             if self._raises_on_binding(function, read.node):
                 continue  # ``TypeError`` before the body runs: the call runs nothing
@@ -126,6 +129,26 @@ class FunctionUses:
         if not refs and binder.kind is ScopeKind.MODULE and not self._in_script(function):
             uses.outside = True
         return uses
+
+    def _replaced_at(self, binder: Scope, name: str, at: Pos) -> Pos | None:
+        """Where module code binds ``name`` to another object for good: a statement of the
+        module's own body, under no ``if``, loop or ``try`` (``model = OneDUnet(...)`` in a
+        later notebook cell, after ``def model``), whose value is made there and does not
+        name the old one (not ``model = wrap(model)`` nor an alias that may hold it)."""
+        if binder.kind is not ScopeKind.MODULE or at == END:
+            return None
+        for binding in self.facts.bindings_of(binder, name):
+            if binding.at != at:
+                continue
+            value = binding.value
+            if (
+                isinstance(value, (ast.Call, ast.Constant))
+                and not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value))
+                and isinstance(binding.node, (ast.Assign, ast.AnnAssign))
+                and _module_statement(self.facts.tree, binding.node)
+            ):
+                return at
+        return None
 
     def _method_uses(self, function: Scope, cls: Scope, decorators: list[ast.expr]) -> Uses:
         facts = self.facts
@@ -187,3 +210,25 @@ class FunctionUses:
     def _in_script(self, scope: Scope) -> bool:
         """Defined in the module's ``if __name__ == "__main__":`` block: no importer sees it."""
         return self.facts.in_script(scope.start[0])
+
+
+def _defined_after(scope: Scope, binder: Scope, at: Pos) -> bool:
+    """Whether ``scope`` lies in a function or class that ``binder``'s code defines after
+    ``at``: it runs only after that point, and a read of one of ``binder``'s names there sees
+    what that name holds by then."""
+    while scope.parent is not None and scope.parent is not binder:
+        scope = scope.parent
+    return scope.parent is binder and scope.kind is not ScopeKind.MODULE and scope.start > at
+
+
+def _module_statement(tree: ast.Module, statement: ast.stmt) -> bool:
+    """A statement that runs whenever the module's code reaches it: in the module's body, or
+    in a ``with`` block there."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        current = pending.pop()
+        if current is statement:
+            return True
+        if isinstance(current, (ast.With, ast.AsyncWith)):
+            pending.extend(current.body)
+    return False
