@@ -188,7 +188,10 @@ class MethodCaptureAnalysis:
             fed = fed_from_arguments(site.scope, mutations, attribute_reads)
             if (f".{attribute}",) in fed:
                 continue
-            own_fed_safe = bool(fed) and self._held_without_setters(cls, attribute)
+            own_fed_safe = bool(fed) and (
+                self._held_without_setters(cls, attribute)
+                or self._touched_only_by(cls, attribute, site.scope)
+            )
             if own_fed_safe and all(
                 m.path in fed or (changer is not None and changer.name in cls.construction)
                 for m, changer in self._changes(cls, attribute)
@@ -942,6 +945,26 @@ class MethodCaptureAnalysis:
                 for method in made.node.body
             )
             for made in held
+        )
+
+    def _touched_only_by(self, cls: ClassFacts, attribute: str, compiled: Scope) -> bool:
+        """Every ``.<attribute>`` of the module lies in the construction of ``cls``, which has
+        no base class, or in the compiled function (``self.model = Model(...)`` made while
+        constructing, then only ``self.model.config.mode = "action"`` and
+        ``self.model.generate(...)`` in the compiled body): no method of what it holds runs
+        anywhere else, so only the changes the compiled body makes can change it."""
+        node = cls.scope.node
+        if not isinstance(node, ast.ClassDef) or node.bases or node.keywords:
+            return False
+        constructing = [cls.methods[name] for name in cls.construction if name in cls.methods]
+        refs = self.facts.attribute_refs(attribute)
+        return bool(refs) and all(
+            ref.attr == attribute
+            and (
+                ref.scope.is_within(compiled)
+                or any(ref.scope.is_within(method) for method in constructing)
+            )
+            for ref in refs
         )
 
     def _runs_once(self, cls: ClassFacts, method: Scope, depth: int = 3) -> bool:
