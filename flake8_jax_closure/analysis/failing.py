@@ -1,5 +1,8 @@
 """Calls that always raise: a compiled function whose trace cannot finish.
 
+No compiled call of such a function returns and nothing is cached, so nothing it reads can go
+stale: its captures are not reported.
+
 ``float(x)``, ``int(x)``, ``bool(x)`` or ``x.item()`` on a value computed from a traced
 argument of a ``jax.jit`` function raises ``ConcretizationTypeError`` while JAX traces it: no
 call of that function ever returns, and nothing is cached. A function whose body runs such a
@@ -18,6 +21,7 @@ from .compiled import CompiledFunction, keyword
 from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 from .layout import LAYOUT_FIELDS
+from .misspelt import misspelt_attribute
 
 _TRACING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
 _CONCRETE = frozenset({"float", "int", "bool", "complex"})
@@ -46,6 +50,20 @@ class FailingCalls:
                 return False
         return False
 
+    def trace_never_finishes(self, site: CompiledFunction) -> bool:
+        """Every trace of the compiled function raises: it makes a traced value concrete, or
+        reads a misspelt attribute of ``self`` (``misspelt``). No call of it ever returns,
+        and nothing is cached."""
+        if site.transform in _TRACING_TRANSFORMS and _trace_fails(site):
+            return True
+        function, cls = site.function, site.scope.parent
+        return (
+            isinstance(function, ast.FunctionDef)
+            and cls is not None
+            and isinstance(cls.node, ast.ClassDef)
+            and misspelt_attribute(self.facts.tree, function, cls.node) is not None
+        )
+
     def _raises(self, scope: Scope, call: ast.Call, depth: int) -> bool:
         function = self._callee(scope, call)
         return function is not None and self.always_raises(function, depth)
@@ -57,7 +75,7 @@ class FailingCalls:
         self._known[id(function)] = False  # a recursive call decides nothing
         site = self._compiled.get(id(function))
         if site is not None:
-            raises = site.transform in _TRACING_TRANSFORMS and _trace_fails(site)
+            raises = self.trace_never_finishes(site)
         elif depth > 0:
             raises = any(
                 self._raises(function, call, depth - 1)

@@ -88,6 +88,7 @@ def selected_findings(
     selected; a capture belongs to the first of those rules that claims it, and is kept when that
     rule is selected."""
     found: list[tuple[StaleCapture, Finding]] = []
+    failing = module.graph.failing
 
     def called_elsewhere(function: Scope) -> bool:
         return project is not None and project.called_elsewhere(function.qualified_name())
@@ -100,6 +101,8 @@ def selected_findings(
         if not owners:
             continue
         for capture in detect(module, owners):
+            if failing is not None and failing.trace_never_finishes(capture.compiled):
+                continue  # every trace raises: no compiled call returns, nothing is cached
             # A witness in a function nothing shows running is an API hazard of that function.
             path = in_running_code(module.graph, capture.path, called_elsewhere)
             if path is not capture.path:
