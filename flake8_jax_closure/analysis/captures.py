@@ -100,6 +100,8 @@ _PARTIAL = frozenset({"functools.partial"})
 _COMPREHENSIONS = (
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension,
 )  # fmt: skip
+# Builtins that read a function's locals by name.
+_NAMESPACE_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 
 class Owner(enum.Enum):
@@ -223,7 +225,7 @@ class CaptureAnalysis:
         for read in reads:
             if read.in_assert or self._receiver_of_own_mutation(read) or self._stored_into(read):
                 continue
-            if self._only_printed(read):
+            if self._only_printed(read) or self._only_into_unread_locals(read):
                 continue
             if read.scope is not scope and self._on_host(read.scope, scope):
                 continue
@@ -257,6 +259,35 @@ class CaptureAnalysis:
                 return False
             node, parent = parent, self.facts.parent(parent)
         return False
+
+    def _only_into_unread_locals(self, read: Read) -> bool:
+        """``l_nbrs = nbrs.update(pos)`` in compiled code, where nothing reads ``l_nbrs``
+        afterwards: what the read gives ends in locals that never reach the result, so the
+        value cannot make a compiled call return stale numbers. Only an assignment to plain
+        names of the reading function itself, none of which any code reads (nor ``locals()``,
+        ``vars()``, ``eval`` or ``exec`` could), and whose value binds no other name."""
+        facts = self.facts
+        node: ast.AST = read.node
+        statement = facts.parent(node)
+        while statement is not None and not isinstance(statement, ast.stmt):
+            if isinstance(statement, ast.NamedExpr):
+                return False  # ``(n := value)`` binds another name
+            statement = facts.parent(statement)
+        if not isinstance(statement, ast.Assign) or not all(
+            isinstance(target, ast.Name) for target in statement.targets
+        ):
+            return False
+        scope = read.scope
+        if any(
+            isinstance(inner, ast.Name) and inner.id in _NAMESPACE_READERS
+            for inner in ast.walk(scope.node)
+        ):
+            return False
+        for target in statement.targets:
+            assert isinstance(target, ast.Name)
+            if facts.resolve(scope, target.id) is not scope or facts.reads_of(scope, target.id):
+                return False
+        return True
 
     def _stored_into(self, read: Read) -> bool:
         """``seen["f"] = x`` inside compiled code: it writes into ``seen`` while tracing."""
