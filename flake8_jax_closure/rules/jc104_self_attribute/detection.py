@@ -153,8 +153,12 @@ class MethodCaptureAnalysis:
             called = attribute or self._called_method(read)
             if called is not None and called not in cls.methods:
                 if self._calls_attribute(read):
-                    # ``self.loss_fn(x)``: a function kept in an attribute is a value too.
+                    # ``self.loss_fn(x)``: a function kept in an attribute is a value too, and
+                    # what a lambda the class keeps there reads of the object is read too.
                     by_attribute.setdefault(called, []).append(read)
+                    for inner in sorted(self._read_by_kept_lambdas(cls, called)):
+                        by_attribute.setdefault(inner, []).append(read)
+                        through.setdefault(inner, f"{called}()")
                 continue
             if called is not None:
                 shown = called if attribute else f"{called}()"
@@ -622,15 +626,35 @@ class MethodCaptureAnalysis:
                     pending.append(name)
         return reached
 
+    def _read_by_kept_lambdas(self, cls: ClassFacts, name: str) -> set[str]:
+        """The attributes of the object that the lambdas the class's methods keep in
+        ``self.<name>`` read through the object (``self.read_total = lambda: self.total``):
+        calling ``self.read_total()`` reads ``self.total`` then."""
+        attributes: set[str] = set()
+        for mutation, changer in self._changes(cls, name):
+            value = mutation.value
+            if changer is None or mutation.path != (f".{name}",):
+                continue
+            inside = self.facts.scopes_by_node.get(id(value))
+            if isinstance(value, ast.Lambda) and inside is not None:
+                attributes |= self._attributes_read_by(cls, changer.name, inside=inside)
+        return attributes
+
     def _attributes_read_by(
-        self, cls: ClassFacts, name: str, seen: frozenset[str] = frozenset()
+        self,
+        cls: ClassFacts,
+        name: str,
+        seen: frozenset[str] = frozenset(),
+        inside: Scope | None = None,
     ) -> set[str]:
+        """The attributes the method ``name`` reads of its object, also through the methods
+        it calls; with ``inside``, only what that part of it (a lambda it makes) reads."""
         method = cls.methods.get(name)
         self_name = method_self_name(method) if method is not None else None
         if method is None or self_name is None or name in seen:
             return set()
         attributes: set[str] = set()
-        for read in self.facts.reads_within(method):
+        for read in self.facts.reads_within(inside or method):
             if read.name != self_name or self.facts.resolve(read.scope, self_name) is not method:
                 continue
             if self._written_into(read):
