@@ -37,6 +37,7 @@ from ...analysis.bindings import (
     fields_below,
     hands_through,
     rebuild_keeps_fields,
+    same_tree,
     waits_for,
 )
 from ...analysis.callgraph.events import Event, EventKind, Reach, level
@@ -77,6 +78,7 @@ from ...analysis.unread import handed_unread
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
+from .own_functions import made_from_own_methods
 
 
 class MethodCaptureAnalysis:
@@ -214,6 +216,10 @@ class MethodCaptureAnalysis:
                 for m in mutations
                 if _rebuilt_keeping(m, attribute, fields) or self._waits_for_itself(m, attribute)
             }
+            # ``self.step_fn = lambda x: self._update(x, grad_fn)`` stored again: a function
+            # that does what the last one did.
+            if self._own_functions_only(cls, attribute):
+                kept |= {id(m) for m in mutations}
             # ``self.model.params = p`` while the trace calls ``self.model.forward(params, x)``
             # and ``forward`` reads only ``self.scale``: a part of the object no read sees.
             parts = self._held_parts(cls, attribute, attribute_reads)
@@ -458,6 +464,31 @@ class MethodCaptureAnalysis:
             return frozenset()
         methods = {name: method.node for name, method in cls.methods.items()}
         return kept_layout(entry[0], entry[1], mutation.name, attribute, methods)
+
+    def _own_functions_only(self, cls: ClassFacts, attribute: str) -> bool:
+        """Every store of ``self.<attribute>`` is one expression, stored by a method of the
+        class, making a function only from the object's own methods (``own_functions``):
+        whatever it held when a trace read it, it holds a function doing the same now."""
+        changes = list(self._changes(cls, attribute))
+        if not changes:
+            return False
+        first = changes[0][0].value
+        methods = frozenset(cls.methods)
+        for mutation, changer in changes:
+            self_name = method_self_name(changer) if changer is not None else None
+            value = mutation.value
+            if (
+                self_name is None
+                or changer is None
+                or mutation.name != self_name
+                or mutation.path != (f".{attribute}",)
+                or value is None
+                or first is None
+                or not same_tree(value, first)
+                or not made_from_own_methods(self.facts, changer, self_name, value, methods)
+            ):
+                return False
+        return True
 
     def _waits_for_itself(self, mutation: Mutation, attribute: str) -> bool:
         """``self.state = jax.block_until_ready(self.state)``: the same object again."""

@@ -1,0 +1,109 @@
+"""A function made anew from the object's own methods: the same function each time.
+
+``grad_fn = jax.grad(self._loss); self._minibatch_fn = lambda x, y: self._update(x, y,
+grad_fn)`` in a method run again and again stores a new function object each time, but one that
+does what the last one did: it calls the same methods of the same object, which read what they
+read of it when called. A compiled method that kept the old function computes what the new one
+would, so storing it again changes nothing a trace read. What those methods read of the object
+is timed by the rule on its own.
+
+Only what cannot hold a value of its own run counts: the lambda's parameters, the object
+itself, constants, builtins, imported names, functions and classes the module defines once, the
+object's methods, and locals the method binds once to such things or to ``functools.partial``
+or a ``jax`` transform of them. A local computed from data (``lr = self.lr``) may differ from
+run to run, and so may the function that closes over it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from ...analysis.facts.model import BindingKind, Scope
+from ...analysis.facts.queries import Facts
+
+_BUILTINS = frozenset(dir(builtins))
+_WRAPPERS = frozenset({"functools.partial"})
+# How many locals deep a made function is followed (``grad_fn`` of ``jax.grad(self._loss)``).
+_DEPTH = 2
+
+
+def made_from_own_methods(
+    facts: Facts, method: Scope, self_name: str, value: ast.expr, methods: frozenset[str]
+) -> bool:
+    """Whether ``value``, stored by ``method``, is a function made only from the object's
+    methods (``methods``) and things that are the same on every run (see the module's
+    docstring)."""
+    return _made(facts, method, self_name, value, methods, _DEPTH)
+
+
+def _made(
+    facts: Facts,
+    method: Scope,
+    self_name: str,
+    value: ast.expr,
+    methods: frozenset[str],
+    depth: int,
+) -> bool:
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Name):
+        return value.id == self_name or _fixed_name(
+            facts, method, self_name, value.id, methods, depth
+        )
+    if isinstance(value, ast.Attribute):
+        return (
+            isinstance(value.value, ast.Name)
+            and value.value.id == self_name
+            and value.attr in methods
+        )
+    if isinstance(value, ast.Call):
+        callee = facts.qualified_name(method, value.func)
+        if callee is None or not (callee in _WRAPPERS or callee.startswith("jax.")):
+            return False
+        given = [*value.args, *(keyword.value for keyword in value.keywords)]
+        return all(_made(facts, method, self_name, g, methods, depth) for g in given)
+    if isinstance(value, ast.Lambda):
+        own = {n.arg for n in ast.walk(value.args) if isinstance(n, ast.arg)}
+        names = {
+            node.id
+            for node in ast.walk(value.body)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        }
+        if any(isinstance(node, ast.Lambda) for node in ast.walk(value.body)):
+            return False  # parameters of an inner lambda are not told apart
+        return all(
+            name in own
+            or name == self_name
+            or _fixed_name(facts, method, self_name, name, methods, depth)
+            for name in names
+        )
+    return False
+
+
+def _fixed_name(
+    facts: Facts,
+    method: Scope,
+    self_name: str,
+    name: str,
+    methods: frozenset[str],
+    depth: int,
+) -> bool:
+    """A name the lambda reads that holds the same thing on every run of ``method``."""
+    owner = facts.resolve(method, name)
+    bindings = facts.bindings_of(owner, name)
+    if owner is method:
+        if depth == 0 or len(bindings) != 1:
+            return False
+        (binding,) = bindings
+        return (
+            binding.kind is BindingKind.ASSIGN
+            and binding.value is not None
+            and not binding.loops
+            and _made(facts, method, self_name, binding.value, methods, depth - 1)
+        )
+    if not bindings:
+        return name in _BUILTINS
+    if all(b.kind is BindingKind.IMPORT for b in bindings):
+        return True
+    return len(bindings) == 1 and bindings[0].kind in (BindingKind.DEF, BindingKind.CLASS)
