@@ -8,7 +8,10 @@ import ast
 import pytest
 
 from flake8_jax_closure.analysis.facts.queries import Facts
-from flake8_jax_closure.rules.jc104_self_attribute.own_functions import made_from_own_methods
+from flake8_jax_closure.rules.jc104_self_attribute.own_functions import (
+    made_from_own_methods,
+    no_other_value,
+)
 
 SOURCE = """import functools
 
@@ -63,3 +66,20 @@ def _made(body: str, value: str) -> bool:
 )
 def test_made_from_own_methods(body: str, value: str, expected: bool) -> None:
     assert _made(body, value) is expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("class A:\n    def f(self):\n        self.fn = 1\n", True),
+        ("class A(ABC):\n    fn: int\n", True),  # a bare annotation gives no value
+        ("class A:\n    fn = None\n", False),  # a class default
+        ("class B:\n    fn = 0\nclass A(B):\n    pass\n", False),
+        ("class A(Base):\n    pass\n", False),  # a base class elsewhere may bind it
+        ("class A(metaclass=Meta):\n    pass\n", False),
+    ],
+)
+def test_no_other_value(source: str, expected: bool) -> None:
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "A")
+    assert no_other_value(tree, cls, "fn") is expected

@@ -278,16 +278,15 @@ class CaptureAnalysis:
         ):
             return False
         scope = read.scope
-        if any(
-            isinstance(inner, ast.Name) and inner.id in _NAMESPACE_READERS
-            for inner in ast.walk(scope.node)
-        ):
-            return False
         for target in statement.targets:
             assert isinstance(target, ast.Name)
             if facts.resolve(scope, target.id) is not scope or facts.reads_of(scope, target.id):
                 return False
-        return True
+        # Last, as it walks the whole function: most locals are read.
+        return not any(
+            isinstance(inner, ast.Name) and inner.id in _NAMESPACE_READERS
+            for inner in ast.walk(scope.node)
+        )
 
     def _stored_into(self, read: Read) -> bool:
         """``seen["f"] = x`` inside compiled code: it writes into ``seen`` while tracing."""

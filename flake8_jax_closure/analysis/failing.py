@@ -37,6 +37,7 @@ class FailingCalls:
         self.classes = classes
         self._compiled = {id(site.scope): site for site in compiled}
         self._known: dict[int, bool] = {}
+        self._unfinished: dict[int, bool] = {}
 
     def loop_stops_in_first_pass(self, scope: Scope, loop: ast.AST) -> bool:
         """A statement of the loop's own body (not under an ``if``) calls a function that
@@ -54,15 +55,18 @@ class FailingCalls:
         """Every trace of the compiled function raises: it makes a traced value concrete, or
         reads a misspelt attribute of ``self`` (``misspelt``). No call of it ever returns,
         and nothing is cached."""
-        if site.transform in _TRACING_TRANSFORMS and _trace_fails(site):
-            return True
+        known = self._unfinished.get(id(site.scope))
+        if known is not None:
+            return known
         function, cls = site.function, site.scope.parent
-        return (
+        unfinished = (site.transform in _TRACING_TRANSFORMS and _trace_fails(site)) or (
             isinstance(function, ast.FunctionDef)
             and cls is not None
             and isinstance(cls.node, ast.ClassDef)
             and misspelt_attribute(self.facts.tree, function, cls.node) is not None
         )
+        self._unfinished[id(site.scope)] = unfinished
+        return unfinished
 
     def _raises(self, scope: Scope, call: ast.Call, depth: int) -> bool:
         function = self._callee(scope, call)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import weakref
 from collections.abc import Iterator
 
 # Statements whose blocks may not run, or may stop with the error caught.
@@ -97,10 +98,23 @@ def _always_evaluated(node: ast.AST) -> Iterator[ast.AST]:
             pending.extend(ast.iter_child_nodes(current))
 
 
-def _given_names(tree: ast.Module) -> set[str] | None:
+_GIVEN: weakref.WeakKeyDictionary[ast.Module, frozenset[str] | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _given_names(tree: ast.Module) -> frozenset[str] | None:
     """Every attribute name the module may give an object (stored, deleted, bound in a class
     body, or named in a string); None when it may give any (a computed ``setattr``, ``vars()``,
-    ``__dict__``, ``__getattr__``)."""
+    ``__dict__``, ``__getattr__``). One walk of the module, kept while its tree lives."""
+    if tree in _GIVEN:
+        return _GIVEN[tree]
+    given = _walk_given(tree)
+    _GIVEN[tree] = given
+    return given
+
+
+def _walk_given(tree: ast.Module) -> frozenset[str] | None:
     given: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -117,7 +131,7 @@ def _given_names(tree: ast.Module) -> set[str] | None:
             given |= _class_body_names(node)
             if _class_body_names(node) & _DYNAMIC_CLASS_NAMES:
                 return None
-    return given
+    return frozenset(given)
 
 
 def _stored_by(cls: ast.ClassDef) -> list[str]:

@@ -78,7 +78,7 @@ from ...analysis.unread import handed_unread
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
-from .own_functions import made_from_own_methods
+from .own_functions import made_from_own_methods, no_other_value
 
 
 class MethodCaptureAnalysis:
@@ -467,10 +467,12 @@ class MethodCaptureAnalysis:
 
     def _own_functions_only(self, cls: ClassFacts, attribute: str) -> bool:
         """Every store of ``self.<attribute>`` is one expression, stored by a method of the
-        class, making a function only from the object's own methods (``own_functions``):
-        whatever it held when a trace read it, it holds a function doing the same now."""
+        class, making a function only from the object's own methods or a constant
+        (``own_functions``), and nothing else gives the attribute a value (a class default):
+        whatever it held when a trace read it, it holds the same value, or a function doing the
+        same, now."""
         changes = list(self._changes(cls, attribute))
-        if not changes:
+        if not changes or not no_other_value(self.facts.tree, cls.scope.node, attribute):
             return False
         first = changes[0][0].value
         methods = frozenset(cls.methods)

@@ -11,7 +11,13 @@ Only what cannot hold a value of its own run counts: the lambda's parameters, th
 itself, constants, builtins, imported names, functions and classes the module defines once, the
 object's methods, and locals the method binds once to such things or to ``functools.partial``
 or a ``jax`` transform of them. A local computed from data (``lr = self.lr``) may differ from
-run to run, and so may the function that closes over it.
+run to run, and so may the function that closes over it. A constant stored again is the same
+value too.
+
+Only when nothing else gives the attribute a value: a class default (``mode = "train"`` in a
+class body, while the method stores ``"eval"``) is read by a trace made before the first store,
+so no class of the module binds the name in its body, and the class's bases are the module's
+own classes or ``ABC``/``object`` (a base class elsewhere may bind it).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from ...analysis.facts.model import BindingKind, Scope
 from ...analysis.facts.queries import Facts
 
 _BUILTINS = frozenset(dir(builtins))
+# Base classes that give their subclasses' objects no attributes of their own.
+_PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 _WRAPPERS = frozenset({"functools.partial"})
 # How many locals deep a made function is followed (``grad_fn`` of ``jax.grad(self._loss)``).
 _DEPTH = 2
@@ -107,3 +115,45 @@ def _fixed_name(
     if all(b.kind is BindingKind.IMPORT for b in bindings):
         return True
     return len(bindings) == 1 and bindings[0].kind in (BindingKind.DEF, BindingKind.CLASS)
+
+
+def no_other_value(tree: ast.Module, cls: ast.AST, attribute: str) -> bool:
+    """Whether nothing but stores into objects gives ``attribute`` a value: no class of the
+    module binds it in its body, and ``cls`` derives only from the module's own classes or
+    plain bases."""
+    classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    if any(attribute in _class_values(node) for node in classes.values()):
+        return False
+    pending = [cls]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, ast.ClassDef) or id(current) in seen:
+            return False
+        seen.add(id(current))
+        if current.keywords:
+            return False  # a metaclass may give attributes
+        for base in current.bases:
+            name = ast.unparse(base)
+            if name in _PLAIN_BASES:
+                continue
+            if name not in classes:
+                return False
+            pending.append(classes[name])
+    return True
+
+
+def _class_values(cls: ast.ClassDef) -> set[str]:
+    """The names a class body binds to a value (not a bare annotation)."""
+    names: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign):
+            names |= {
+                n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            }
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
+            if isinstance(statement.target, ast.Name):
+                names.add(statement.target.id)
+    return names
