@@ -98,9 +98,7 @@ def _always_evaluated(node: ast.AST) -> Iterator[ast.AST]:
             pending.extend(ast.iter_child_nodes(current))
 
 
-_GIVEN: weakref.WeakKeyDictionary[ast.Module, frozenset[str] | None] = (
-    weakref.WeakKeyDictionary()
-)
+_GIVEN: weakref.WeakKeyDictionary[ast.Module, frozenset[str] | None] = weakref.WeakKeyDictionary()
 
 
 def _given_names(tree: ast.Module) -> frozenset[str] | None:

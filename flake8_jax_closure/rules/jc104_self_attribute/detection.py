@@ -472,7 +472,7 @@ class MethodCaptureAnalysis:
         whatever it held when a trace read it, it holds the same value, or a function doing the
         same, now."""
         changes = list(self._changes(cls, attribute))
-        if not changes or not no_other_value(self.facts.tree, cls.scope.node, attribute):
+        if not changes:
             return False
         first = changes[0][0].value
         methods = frozenset(cls.methods)
@@ -490,7 +490,7 @@ class MethodCaptureAnalysis:
                 or not made_from_own_methods(self.facts, changer, self_name, value, methods)
             ):
                 return False
-        return True
+        return no_other_value(self.facts.tree, cls.scope.node, attribute)
 
     def _waits_for_itself(self, mutation: Mutation, attribute: str) -> bool:
         """``self.state = jax.block_until_ready(self.state)``: the same object again."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import weakref
 
 from ...analysis.facts.model import BindingKind, Scope
 from ...analysis.facts.queries import Facts
@@ -121,8 +122,8 @@ def no_other_value(tree: ast.Module, cls: ast.AST, attribute: str) -> bool:
     """Whether nothing but stores into objects gives ``attribute`` a value: no class of the
     module binds it in its body, and ``cls`` derives only from the module's own classes or
     plain bases."""
-    classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
-    if any(attribute in _class_values(node) for node in classes.values()):
+    classes, class_values = _module_classes(tree)
+    if attribute in class_values:
         return False
     pending = [cls]
     seen: set[int] = set()
@@ -141,6 +142,22 @@ def no_other_value(tree: ast.Module, cls: ast.AST, attribute: str) -> bool:
                 return False
             pending.append(classes[name])
     return True
+
+
+_CLASSES: weakref.WeakKeyDictionary[ast.Module, tuple[dict[str, ast.ClassDef], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _module_classes(tree: ast.Module) -> tuple[dict[str, ast.ClassDef], frozenset[str]]:
+    """The module's classes by name, and every name a class body binds to a value: one walk
+    of the module, kept while its tree lives."""
+    found = _CLASSES.get(tree)
+    if found is None:
+        classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+        values = frozenset(name for node in classes.values() for name in _class_values(node))
+        found = _CLASSES[tree] = (classes, values)
+    return found
 
 
 def _class_values(cls: ast.ClassDef) -> set[str]:
