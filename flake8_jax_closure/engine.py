@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .analysis.captures import StaleCapture
 from .analysis.pipeline import ModuleFacts
 from .analysis.project import ProjectView
+from .analysis.unbound import note_lines_not_run
 from .analysis.words import may_compile
 from .diagnostics import Applicability, Edit, Finding, Fix
 from .fix.model import FunctionFix, NoFix
@@ -143,6 +144,7 @@ def _analyse_selected(
     tree: ast.Module | None,
     lazy: bool = True,
     project: ProjectView | None = None,
+    lines_not_run: Sequence[tuple[int, int]] = (),
 ) -> Analysis | None:
     """The analysis with unselected and ``# noqa``'d findings removed; None when nothing to do.
 
@@ -163,6 +165,7 @@ def _analyse_selected(
     with _paused_gc():
         if tree is None:
             tree = parse_tree(source)
+        note_lines_not_run(tree, lines_not_run)
         try:
             module = ModuleFacts(tree, source, settings.compile_functions, lazy, project)
             found = _findings(module, lines, settings, project)
@@ -197,15 +200,17 @@ def check_source(
     edits_for: Callable[[Finding], bool] | None = None,
     lazy: bool = True,
     project: ProjectView | None = None,
+    lines_not_run: Sequence[tuple[int, int]] = (),
 ) -> list[Finding]:
     """All selected findings in ``source``; raises SourceSyntaxError when it does not parse.
 
     ``tree``, the source's ``ast`` when the caller has it (flake8), saves a parse.
     ``with_edits`` computes fixes' edits, which needs libcst; text output does without.
     ``edits_for`` limits the edits to the findings it accepts (an editor's selection).
-    ``lazy`` as for ``_analyse_selected``.
+    ``lazy`` as for ``_analyse_selected``. ``lines_not_run``: of a notebook's module, the
+    cells its saved session did not run (``notebook.reader.lines_not_run``).
     """
-    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy, project)
+    analysis = _analyse_selected(source, settings, honour_noqa, tree, lazy, project, lines_not_run)
     if analysis is None:
         return []
     if with_edits:
@@ -257,12 +262,17 @@ class FixResult:
 
 
 def analyse_source(
-    source: str, settings: Settings, project: ProjectView | None = None
+    source: str,
+    settings: Settings,
+    project: ProjectView | None = None,
+    lines_not_run: Sequence[tuple[int, int]] = (),
 ) -> Analysis | None:
     """The selected findings of ``source`` with their fix plans, for ``with_edits`` and
     ``fix_source`` to use again (an editor asks for fixes of the text it was shown findings
     of); None when the source names no compile transform. Raises SourceSyntaxError."""
-    return _analyse_selected(source, settings, honour_noqa=True, tree=None, project=project)
+    return _analyse_selected(
+        source, settings, True, None, project=project, lines_not_run=lines_not_run
+    )
 
 
 def fix_source(
@@ -272,6 +282,7 @@ def fix_source(
     analysis: Analysis | None = None,
     lazy: bool = True,
     project: ProjectView | None = None,
+    lines_not_run: Sequence[tuple[int, int]] = (),
 ) -> FixResult:
     """Apply the fixes of all selected findings (unsafe ones only with ``unsafe_fixes``).
 
@@ -279,9 +290,7 @@ def fix_source(
     again. The result is checked to parse; a fix that would not is dropped, never written.
     """
     if analysis is None:
-        analysis = _analyse_selected(
-            source, settings, honour_noqa=True, tree=None, lazy=lazy, project=project
-        )
+        analysis = _analyse_selected(source, settings, True, None, lazy, project, lines_not_run)
     if analysis is None:
         return FixResult(source, [], [])
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())

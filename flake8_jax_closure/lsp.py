@@ -89,7 +89,10 @@ class JaxClosureServer(LanguageServer):
         self._last_change: dict[str, float] = {}
         # The last analysis of each document: code actions and hover ask about the text the
         # diagnostics were computed on, and reuse it.
-        self._analyses: dict[str, tuple[str, Settings, Analysis | None]] = {}
+        # Per document: its text and the cells not run, the settings, and the analysis.
+        self._analyses: dict[
+            str, tuple[tuple[str, tuple[tuple[int, int], ...]], Settings, Analysis | None]
+        ] = {}
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -127,17 +130,24 @@ class JaxClosureServer(LanguageServer):
 
     # -- findings ----------------------------------------------------------------------------
 
-    def analysis(self, uri: str, source: str, settings: Settings) -> Analysis | None:
-        """The document's analysis, computed once per text and settings. Raises
-        SourceSyntaxError."""
+    def analysis(
+        self,
+        uri: str,
+        source: str,
+        settings: Settings,
+        lines_not_run: tuple[tuple[int, int], ...] = (),
+    ) -> Analysis | None:
+        """The document's analysis, computed once per text, settings and (for a notebook) the
+        cells not run. Raises SourceSyntaxError."""
         cached = self._analyses.get(uri)
-        if cached is not None and cached[0] == source and cached[1] == settings:
+        if cached is not None and cached[0] == (source, lines_not_run) and cached[1] == settings:
             return cached[2]
         self._analyses.pop(uri, None)
         # Callers in the project's other modules count, read from disk as they were saved.
         path = to_fs_path(uri) or ""
-        analysis = analyse_source(source, settings, ProjectView(path, index_for(path)))
-        self._analyses[uri] = (source, settings, analysis)
+        project = ProjectView(path, index_for(path))
+        analysis = analyse_source(source, settings, project, lines_not_run)
+        self._analyses[uri] = ((source, lines_not_run), settings, analysis)
         return analysis
 
     def drop_analysis(self, uri: str) -> None:

@@ -24,7 +24,7 @@ from .engine import with_edits_of as with_edits_for
 from .noqa import noqa_comment
 from .notebook.cells import CellMap
 from .notebook.fixing import CellEdit, cell_edit
-from .notebook.reader import CodeCell, module_of
+from .notebook.reader import CodeCell, lines_not_run, module_of
 from .positions import SourceLines
 
 if TYPE_CHECKING:
@@ -66,6 +66,9 @@ class NotebookView:
 
 def view_of(ls: JaxClosureServer, notebook: types.NotebookDocument) -> NotebookView:
     found: list[tuple[int, str, bool]] = []
+    # The cells this session of the editor ran without an error, as a saved notebook's
+    # execution counts tell.
+    ran: set[int] = set()
     for index, cell in enumerate(notebook.cells):
         if cell.kind != types.NotebookCellKind.Code:
             continue
@@ -73,7 +76,10 @@ def view_of(ls: JaxClosureServer, notebook: types.NotebookDocument) -> NotebookV
         if document is None or (document.language_id or "python") != "python":
             continue
         found.append((index, document.source, True))
-    module, cells, cell_map = module_of(found)
+        summary = cell.execution_summary
+        if summary is not None and summary.success is not False:
+            ran.add(index)
+    module, cells, cell_map = module_of(found, ran=ran)
     uris = tuple(cell.document for cell in notebook.cells)
     return NotebookView(notebook.uri, module, cells, cell_map, uris, SourceLines(module))
 
@@ -87,7 +93,7 @@ def findings_of(ls: JaxClosureServer, view: NotebookView) -> list[Finding]:
     if settings is None:
         return []
     try:
-        analysis = ls.analysis(view.uri, view.module, settings)
+        analysis = ls.analysis(view.uri, view.module, settings, lines_not_run(view.cells))
     except SourceSyntaxError:
         return []  # the editor's Python support reports syntax errors
     return [] if analysis is None else analysis.findings
@@ -238,7 +244,7 @@ def code_actions(
         return []
     view = view_of(ls, notebook)
     try:
-        analysis = ls.analysis(view.uri, view.module, settings)
+        analysis = ls.analysis(view.uri, view.module, settings, lines_not_run(view.cells))
     except SourceSyntaxError:
         return []
     if analysis is None:

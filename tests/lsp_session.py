@@ -42,9 +42,15 @@ def open_text(client: LanguageClient, uri: str, text: str) -> None:
     )
 
 
-def open_notebook(client: LanguageClient, uri: str, cells: list[tuple[str, str]]) -> None:
+def open_notebook(
+    client: LanguageClient,
+    uri: str,
+    cells: list[tuple[str, str]],
+    ran: frozenset[int] = frozenset(),
+) -> None:
     """Open a notebook document of (kind, text) cells, as an editor does (LSP 3.17): each
-    cell a text document ``uri#cN``."""
+    cell a text document ``uri#cN``; the cells of ``ran`` (indices) with an execution summary
+    of a run that succeeded."""
     kinds = {"code": types.NotebookCellKind.Code}
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
@@ -56,6 +62,11 @@ def open_notebook(client: LanguageClient, uri: str, cells: list[tuple[str, str]]
                     types.NotebookCell(
                         kind=kinds.get(kind, types.NotebookCellKind.Markup),
                         document=f"{uri}#c{i}",
+                        execution_summary=(
+                            types.ExecutionSummary(execution_order=i + 1, success=True)
+                            if i in ran
+                            else None
+                        ),
                     )
                     for i, (kind, _) in enumerate(cells)
                 ],

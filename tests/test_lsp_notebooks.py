@@ -101,3 +101,23 @@ def test_a_notebook_gets_diagnostics_per_cell_and_fixes_in_its_cells(tmp_path: P
 
     assert result["changed"] == {f"{uri}#c2": [], f"{uri}#c5": []}
     assert result["resent"] == []
+
+
+async def _opened_diagnostics(path: Path, ran: frozenset[int]) -> int:
+    uri = path.as_uri()
+    cells = _cells(FIXTURES / "JC102" / "notebook_name_error_cell_that_ran.ipynb")
+    client, published = await start()
+    open_notebook(client, uri, cells, ran)
+    opened = await _published(published, len(cells))
+    await close(client)
+    return sum(len(diagnostics) for diagnostics in opened.values())
+
+
+@pytest.mark.parametrize(("ran", "found"), [(frozenset({0, 1, 2}), 1), (frozenset({0, 1}), 0)])
+def test_a_cell_the_editor_has_not_run_may_stop_the_notebook(
+    tmp_path: Path, ran: frozenset[int], found: int
+) -> None:
+    """The last cell reads ``load_batches``, which no cell defines. Run in this session (its
+    execution summary), the name came from somewhere and its compiled call reuses a stale
+    trace; not run, a run of the notebook stops there."""
+    assert asyncio.run(_opened_diagnostics(tmp_path / "nb.ipynb", ran)) == found

@@ -73,8 +73,9 @@ def test_every_rule_has_a_notebook_with_findings() -> None:
 def test_findings_match_snapshot_and_marks(
     fixture: Fixture, request: pytest.FixtureRequest
 ) -> None:
-    found = check_source(fixture.source, fixture.settings())
-    actual = render(found, fixture.notebook.cell_map)
+    notebook = fixture.notebook
+    found = check_source(fixture.source, fixture.settings(), lines_not_run=notebook.lines_not_run)
+    actual = render(found, notebook.cell_map)
     if request.config.getoption("--update-snapshots"):
         fixture.findings_path.write_text(actual, encoding="utf-8")
     assert actual == fixture.findings_path.read_text(encoding="utf-8")

@@ -6,7 +6,8 @@ Python never reaches it, so it changes nothing a compiled call could have traced
 ends with ``sys.exit()`` (``if args.dev: step(x); sys.exit()``) runs nothing after itself: a
 compiled call in it traces, but no call outside it comes later. Likewise a block of a function
 that ends with ``return`` (``if dummy: run(x); return out``) runs nothing of that run of the
-function after itself.
+function after itself. A module-level statement that always raises ``NameError`` (see
+``unbound``) is a jump too: nothing after it in its block, nor in its own body, runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import ast
 import weakref
 from collections.abc import Iterator
+
+from .unbound import raises_name_error
 
 _JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -29,6 +32,12 @@ def after_a_jump(tree: ast.Module, node: ast.AST) -> bool:
     line = getattr(node, "lineno", None)
     if line is None:
         return False
+    return never_runs(tree, line)
+
+
+def never_runs(tree: ast.Module, line: int) -> bool:
+    """Whether the line sits after a jump in its block, or in a block nested in such a
+    statement."""
     return any(first <= line <= last for first, last in _line_ranges(tree)[0])
 
 
@@ -111,19 +120,41 @@ def _line_ranges(tree: ast.Module) -> _Ranges:
     if found is None:
         dead: list[tuple[int, int]] = []
         exiting: list[tuple[int, int]] = []
-        pending: list[ast.AST] = [tree]
+        # Each statement, and whether it is module-level code (outside ``def`` and ``class``).
+        pending: list[tuple[ast.AST, bool]] = [(tree, True)]
         while pending:
-            for block in _blocks_of(pending.pop()):
-                pending.extend(block)
+            node, module_level = pending.pop()
+            inside = module_level and not isinstance(node, _SCOPES)
+            for block in _blocks_of(node):
+                pending.extend((statement, inside) for statement in block)
                 last = block[-1].end_lineno or block[-1].lineno
                 jump = next((st for st in block[:-1] if isinstance(st, _JUMPS)), None)
                 if jump is not None and (jump.end_lineno or jump.lineno) < last:
                     dead.append(((jump.end_lineno or jump.lineno) + 1, last))
+                if inside:
+                    dead.extend(_after_a_name_error(tree, block, jump))
                 if _ends_program(block[-1]):
                     exiting.append((block[0].lineno, last))
         found = (dead, exiting)
         _ranges[tree] = found
     return found
+
+
+def _after_a_name_error(
+    tree: ast.Module, block: list[ast.stmt], jump: ast.stmt | None
+) -> list[tuple[int, int]]:
+    """The lines that never run after the first statement of a module-level block that always
+    raises ``NameError`` before any jump: the rest of the block, and that statement's own
+    body when the raising part is its head (``for X, y in data_iter(...):``)."""
+    last = block[-1].end_lineno or block[-1].lineno
+    for statement in block:
+        if statement is jump:
+            return []
+        raising = raises_name_error(tree, statement)
+        if raising is not None:
+            after = (raising.end_lineno or raising.lineno) + 1
+            return [(after, last)] if after <= last else []
+    return []
 
 
 def statements(tree: ast.Module) -> Iterator[ast.Module | ast.stmt]:

@@ -109,9 +109,11 @@ def check_file(
     try:
         source = source or read_source(path)
         text = source.text
+        lines_not_run: tuple[tuple[int, int], ...] = ()
         if is_notebook(path):
             notebook = read_notebook(source)
             text, result.cells = notebook.module, notebook.cell_map
+            lines_not_run = notebook.lines_not_run
         store = FindingsCache(cache) if cache is not None else None
         key = store.key(source.raw, settings, run) if store is not None else ""
         cached = store.get(key, _fingerprint(path)) if store is not None else None
@@ -129,6 +131,7 @@ def check_file(
                 with_edits=run.with_edits,
                 lazy=run.lazy,
                 project=consulted,
+                lines_not_run=lines_not_run,
             )
         except SourceSyntaxError as error:
             result.syntax_error = (error.message, error.line, error.column)

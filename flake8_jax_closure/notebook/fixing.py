@@ -156,10 +156,13 @@ def _blank_tail(lines: Sequence[str]) -> int:
 def fix_notebook(notebook: Notebook, settings: Settings, lazy: bool = True) -> NotebookFix:
     """Apply the selected findings' fixes to the cells (unsafe ones with ``unsafe_fixes``)."""
     text = notebook.source.text
-    analysis = analyse_source(notebook.module, settings)
+    not_run = notebook.lines_not_run
+    analysis = analyse_source(notebook.module, settings, lines_not_run=not_run)
     if analysis is None:
         return NotebookFix(text, [], [], {})
-    outcome = fix_source(notebook.module, settings, analysis=analysis, lazy=lazy)
+    outcome = fix_source(
+        notebook.module, settings, analysis=analysis, lazy=lazy, lines_not_run=not_run
+    )
     if _changes_problem(notebook, outcome.changes) is not None:
         applies = {Applicability.SAFE} | (
             {Applicability.UNSAFE} if settings.unsafe_fixes else set()
@@ -169,7 +172,9 @@ def fix_notebook(notebook: Notebook, settings: Settings, lazy: bool = True) -> N
             return finding.fix is not None and finding.fix.applicability in applies
 
         analysis = _declining(notebook, analysis, wanted)
-        outcome = fix_source(notebook.module, settings, analysis=analysis, lazy=lazy)
+        outcome = fix_source(
+            notebook.module, settings, analysis=analysis, lazy=lazy, lines_not_run=not_run
+        )
         if _changes_problem(notebook, outcome.changes) is not None:
             # Fixes applied together wrote across cells where none did alone: none is applied.
             return NotebookFix(text, [], _unfixed(outcome), {})

@@ -5,7 +5,8 @@ IPython transforms a cell before Python parses it: a line that starts a statemen
 that ends in ``?``, becomes a call; so does the right side of ``x = !cmd`` and ``x = %magic``;
 a first line ``%%name`` (below comment lines only, such as Colab's ``# @title``) makes the
 rest of the cell the input of a cell magic. Each such line becomes
-``pass`` at its own indentation (a block holding only ``%pip install`` stays a block), and an
+``pass`` at its own indentation (``globals()`` for a magic that binds names unseen, such as
+``%run``) (a block holding only ``%pip install`` stays a block), and an
 assignment keeps its targets (``x = None``): the name is rebound there, as IPython rebinds it.
 A line magic continued with a backslash is masked with its continuation lines. ``%time`` runs
 the statement after it in the notebook's namespace: that statement is kept (``if 1: y = f(x)``,
@@ -43,6 +44,11 @@ _ASSIGNED = re.compile(
     r"(?P<targets>[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)[ \t]*=[ \t]*[!%]"
 )
 
+# ``%run script.py``, ``%load cell.py``, ``%store -r name``, ``%pylab``: they bind names in the
+# notebook's namespace that no statement shows. They stand as ``globals()``, which the analysis
+# takes for code that may bind any name.
+_NAMESPACE_MAGIC = re.compile(r"%(run|load|store|pylab)\b")
+
 
 def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
@@ -63,6 +69,8 @@ def _placeholder(line: str) -> str | None:
     timed = _timed(code)
     if timed is not None:
         return timed
+    if _NAMESPACE_MAGIC.match(code):
+        return "globals()"
     if code.startswith(_ESCAPES):
         return "pass"
     # ``obj?``, ``obj.attr??``: help. A comment may end in ``?``; Python code never does.

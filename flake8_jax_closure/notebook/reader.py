@@ -23,6 +23,7 @@ is what ran; a finding then says ``in executed order``.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,9 @@ class CodeCell:
     start: int  # 1-based module line of its first line
     as_text: bool  # ``source`` is one string, not a list of lines
     newline_added: bool  # its last line had no newline; the module gives it one
+    # The session the notebook was saved from ran it without a ``NameError``: its names were
+    # bound then, by cells that may be gone since.
+    ran: bool = True
 
     @property
     def number(self) -> int:
@@ -68,6 +72,32 @@ class Notebook:
     module: str  # the code cells as one module
     cells: tuple[CodeCell, ...]  # in the module's order
     cell_map: CellMap
+
+    @property
+    def lines_not_run(self) -> tuple[tuple[int, int], ...]:
+        return lines_not_run(self.cells)
+
+
+def lines_not_run(cells: Sequence[CodeCell]) -> tuple[tuple[int, int], ...]:
+    """The module lines (first, last) of each cell the saved session did not run cleanly."""
+    return tuple(
+        (cell.start, cell.start + len(cell.lines) - 1)
+        for cell in cells
+        if not cell.ran and cell.lines
+    )
+
+
+def _ran(cell: dict[str, Any]) -> bool:
+    """Whether the saved session ran the code cell without a ``NameError``: it has an
+    execution count or outputs, and no output is a ``NameError``."""
+    count = cell.get("execution_count")
+    outputs = cell.get("outputs")
+    outputs = outputs if isinstance(outputs, list) else []
+    counted = isinstance(count, int) and not isinstance(count, bool) and count > 0
+    failed = any(
+        isinstance(output, dict) and output.get("ename") == "NameError" for output in outputs
+    )
+    return (counted or bool(outputs)) and not failed
 
 
 def _kernel_language(data: dict[str, Any]) -> str | None:
@@ -154,24 +184,30 @@ def read_notebook(source: Source) -> Notebook:
     data = _document(source)
     found: list[tuple[int, str, bool]] = []
     counts: list[object] = []
+    ran: set[int] = set()
     for index, cell in enumerate(data["cells"]):
         read = _cell_source(cell, index + 1, source.path)
         if read is not None:
             found.append((index, *read))
             counts.append(cell.get("execution_count"))
+            if _ran(cell):
+                ran.add(index)
     order = _execution_order(counts)
     if order is not None:
         found = [found[position] for position in order]
-    module, cells, cell_map = module_of(found, executed_order=order is not None)
+    module, cells, cell_map = module_of(found, executed_order=order is not None, ran=ran)
     return Notebook(source, module, cells, cell_map)
 
 
 def module_of(
-    found: list[tuple[int, str, bool]], executed_order: bool = False
+    found: list[tuple[int, str, bool]],
+    executed_order: bool = False,
+    ran: Collection[int] | None = None,
 ) -> tuple[str, tuple[CodeCell, ...], CellMap]:
     """The module of code cells (index among all cells, text, whether stored as one string),
     in the order given; its cells and its cell map. The language server makes it from the
-    editor's cells."""
+    editor's cells. ``ran``: the indices of the cells the saved session ran cleanly (all when
+    None)."""
     cells: list[CodeCell] = []
     module: list[str] = []
     for index, text, as_text in found:
@@ -180,7 +216,17 @@ def module_of(
         if newline_added:
             lines[-1] += "\n"
         masked_lines, masked = mask_cell(lines)
-        cells.append(CodeCell(index, tuple(lines), masked, len(module) + 1, as_text, newline_added))
+        cells.append(
+            CodeCell(
+                index,
+                tuple(lines),
+                masked,
+                len(module) + 1,
+                as_text,
+                newline_added,
+                ran=ran is None or index in ran,
+            )
+        )
         module.extend(masked_lines)
     shown = [cell for cell in cells if cell.lines]
     cell_map = CellMap(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..compiled import CompiledFunction, Form
 from ..facts.model import Pos, Scope, ScopeKind
 from ..facts.queries import Facts
+from ..reachable import never_runs
 from .classes import ObjectClasses
 from .events import Event, EventKind, Reach, event_at, made_in_its_run
 from .functions import FunctionUses, Uses
@@ -73,7 +74,8 @@ class CallGraph:
         # Each batch of events in the order the code stands, whatever order the facts were
         # gathered in (that follows the names asked about first, which can follow a set's
         # order): the first witness found is then the same on every run.
-        reach = Reach(sorted(direct, key=_in_code_order))
+        # Code after a jump in its block never runs: nothing happens there.
+        reach = Reach(sorted((e for e in direct if self._runs(e)), key=_in_code_order))
         pending = [event.driver for event in reach.events]
         done: set[int] = set()
         followed: set[int] = set()
@@ -90,6 +92,8 @@ class CallGraph:
                     reach.add_entry(driver)
                 per_run = _objects_made_per_run(reach, driver)
                 for use in sorted(uses.events, key=_in_code_order):
+                    if not self._runs(use):
+                        continue
                     lifted = replace(use, via=driver)
                     if per_run and use.kind is EventKind.RUN:
                         # Each call of the driver makes its own objects: a call is an object.
@@ -113,10 +117,14 @@ class CallGraph:
                         key=_in_code_order,
                     )
                 ]
+                results = [result for result in results if self._runs(result)]
                 reach.events.extend(results)
                 pending.extend(e.driver for e in results)
         self._escapes_through_calls(reach)
         return reach
+
+    def _runs(self, event: Event) -> bool:
+        return not never_runs(self.facts.tree, event.at[0])
 
     def _returned(self, event: Event) -> bool:
         """An escape by ``return`` from a function that only this module calls."""
