@@ -182,7 +182,7 @@ class FunctionUses:
         # the method: outside code calling it by its name is still the only caller the module
         # shows (``str(getattr(self.config, field))`` in ``__str__``). One whose result is
         # called (``getattr(self, "make_" + kind)()``) is a call the module shows.
-        named = [r for r in refs if r.attr != "*" or r.called]
+        named = [r for r in refs if not r.computed or r.called]
         unnamed = not named and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True

@@ -385,7 +385,7 @@ class HolderEvents:
         parent = self.facts.parent(ref.node)
         if isinstance(parent, ast.Starred):
             parent = self.facts.parent(parent)
-        if ref.attr == "*" and isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        if ref.computed and isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
             return
         yield from self.value_use(ref.scope, ref.node, ref.loops, seen)
 

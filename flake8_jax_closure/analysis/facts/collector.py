@@ -304,12 +304,13 @@ class Collector:
             )  # fmt: skip
 
     def _getattr(self, node: ast.Call) -> None:
-        """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, f"set_{k}")`` may reach
-        any attribute, recorded under ``*`` (see ``Facts.attribute_refs``)."""
+        """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, f"{k}_act")`` may reach
+        any attribute whose name ends in ``_act``, recorded under ``*_act``, and
+        ``getattr(obj, key)`` any attribute, under ``*`` (see ``Facts.attribute_refs``)."""
         if len(node.args) < 2:
             return
         name = node.args[1]
-        attribute = name.value if isinstance(name, ast.Constant) else "*"
+        attribute = name.value if isinstance(name, ast.Constant) else _name_pattern(name)
         if not isinstance(attribute, str):
             return
         parent = self.facts.parents.get(id(node))
@@ -478,3 +479,22 @@ def _child_nodes(node: ast.AST) -> Iterator[ast.AST]:
             for item in value:
                 if isinstance(item, ast.AST):
                     yield item
+
+
+def _name_pattern(name: ast.expr) -> str:
+    """The names a computed attribute name may take, as a ``fnmatch`` pattern: an f-string's
+    text kept and each of its fields any text (``f"{method}_act"`` is ``*_act``); else any."""
+    if not isinstance(name, ast.JoinedStr):
+        return "*"
+    parts = []
+    for value in name.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            parts.append(_escaped(value.value))
+        elif not parts or parts[-1] != "*":
+            parts.append("*")
+    return "".join(parts) or "*"
+
+
+def _escaped(text: str) -> str:
+    """``text`` matched as it is by ``fnmatch`` (its ``*``, ``?`` and ``[`` taken literally)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)

@@ -183,10 +183,15 @@ class Mutation(Site):
 class AttributeRef(Site):
     """``anything.attr``: how methods and instance attributes are reached by name."""
 
+    # The name; for ``getattr`` with a computed name, the pattern of the names it may take.
     attr: str = ""
     called: bool = False
     # The expression the attribute is taken from.
     base: ast.expr | None = None
+
+    @property
+    def computed(self) -> bool:
+        return "*" in self.attr
 
 
 def exclusive(first: Branches, second: Branches) -> bool:

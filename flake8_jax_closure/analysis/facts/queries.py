@@ -13,6 +13,7 @@ import ast
 import bisect
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Generic, TypeVar
 
@@ -43,6 +44,9 @@ class Facts:
         self.mutated_attributes: dict[str, list[Mutation]] = {}
         self.nested_mutated_attributes: dict[str, list[Mutation]] = {}
         self.attributes: dict[str, list[AttributeRef]] = {}
+        # ``getattr`` with a computed name, by the pattern of the names it may take (``*_act``
+        # for ``f"{method}_act"``, ``*`` for any).
+        self.computed_attributes: dict[str, list[AttributeRef]] = {}
         self.decorated: list[tuple[Scope, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         self._collector = Collector(self)
         self._text = _searchable(text)
@@ -73,7 +77,8 @@ class Facts:
                 self.nested_mutated_attributes.setdefault(step[1:], []).append(mutation)
 
     def add_attribute(self, ref: AttributeRef) -> None:
-        self.attributes.setdefault(ref.attr, []).append(ref)
+        table = self.computed_attributes if ref.computed else self.attributes
+        table.setdefault(ref.attr, []).append(ref)
 
     # -- visiting units on demand ----------------------------------------------------------------
 
@@ -219,9 +224,14 @@ class Facts:
 
     def attribute_refs(self, attr: str) -> list[AttributeRef]:
         """Every ``<anything>.attr`` in the module, with ``getattr(obj, "attr")`` and the
-        ``getattr`` calls whose name is computed (they may reach it)."""
+        ``getattr`` calls whose computed name may be ``attr`` (``f"{method}_act"`` may be
+        ``dpm_act``, never ``update_temp``)."""
         self.ensure_names([attr, "getattr"])
-        return self.attributes.get(attr, []) + self.attributes.get("*", [])
+        found = list(self.attributes.get(attr, []))
+        for pattern, refs in self.computed_attributes.items():
+            if fnmatchcase(attr, pattern):
+                found.extend(refs)
+        return found
 
     def reads_within(self, scope: Scope) -> Iterator[Read]:
         """Every read in ``scope`` and the scopes nested in it."""
