@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from flake8_jax_closure.analysis.reachable import after_a_jump, cut_off
+from flake8_jax_closure.analysis.reachable import after_a_jump, breaks_out, cut_off
 
 SOURCE = """for i in range(3):
     if i:
@@ -88,3 +88,19 @@ def test_nothing_outside_a_block_that_ends_the_program_follows_it(
     earlier: int, later: int, cut: bool
 ) -> None:
     assert cut_off(ast.parse(EXITING), earlier, later) is cut
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "ends"),
+    [
+        ("    x = 1\n    break\n", 2, True),  # the loop's own body ends the loop
+        ("    if i:\n        x = 1\n        break\n", 3, True),
+        ("    if i:\n        x = 1\n        break\n    y = 2\n", 5, False),  # after the block
+        ("    if i:\n        continue\n    x = 1\n    break\n", 4, False),  # may leave first
+        ("    for j in i:\n        x = 1\n        break\n", 3, False),  # the inner loop's
+        ("    try:\n        x = 1\n        break\n    except E:\n        pass\n", 3, False),
+    ],
+)
+def test_a_block_that_breaks_ends_the_loop(body: str, line: int, ends: bool) -> None:
+    loop = ast.parse("for i in items:\n" + body).body[0]
+    assert breaks_out(loop, line) is ends

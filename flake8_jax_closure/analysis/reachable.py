@@ -62,6 +62,29 @@ def run_ended(tree: ast.Module, function: ast.AST, earlier: int, later: int) -> 
     )
 
 
+def breaks_out(loop: ast.AST, line: int) -> bool:
+    """Whether ``line`` sits in a block of the loop's own body before a ``break`` of that block,
+    which nothing before it may leave first: running it ends the loop, and no later pass
+    follows. Not a block
+    inside a nested loop (its ``break`` ends that loop), a function, or a ``try`` or ``with``
+    of the body (an error may be caught there and the pass go on)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    pending: list[list[ast.stmt]] = [loop.body]
+    while pending:
+        block = pending.pop()
+        ending = next((st for st in block if isinstance(st, ast.Break)), None)
+        if ending is not None:
+            before = block[: block.index(ending)]
+            if not _leaves_early(before) and block[0].lineno <= line <= ending.lineno:
+                return True
+        for statement in block:
+            if not isinstance(statement, _SCOPES + _CATCHING + _LOOPS):
+                pending.extend(_blocks_of(statement))
+    return False
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _returns: weakref.WeakKeyDictionary[ast.Module, dict[int, list[tuple[int, int]]]] = (
     weakref.WeakKeyDictionary()
 )

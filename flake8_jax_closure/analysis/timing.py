@@ -39,7 +39,7 @@ from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
 from .pass_shapes import PassShapes, reshaped_each_pass
-from .reachable import cut_off, run_ended
+from .reachable import breaks_out, cut_off, run_ended
 from .receiver import method_self_name
 from .remade import arguments_remade
 from .shapes import Shape, call_shapes
@@ -955,6 +955,8 @@ def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | Non
     for loop in change.loops:
         if not any(loop in u.loops for u in uses):
             continue
+        if loop is change.loops[-1] and breaks_out(loop, change.at[0]):
+            return None  # the change ends the loop: no pass of it follows
         # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023):
         # made in this loop, or compiling a function defined in it.
         made_here = (
