@@ -35,6 +35,7 @@ from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .eager import runs_eagerly
+from .evaluation_order import precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
@@ -499,7 +500,7 @@ def stale_path(
                 hazard = hazard or _hazard(uses, change, (event,))
             continue
         for same_object in _by_object(here):
-            if _sequence(event, same_object, module_outside) and not (
+            if _sequence(graph.facts, event, same_object, module_outside) and not (
                 retraced_by_shape
                 and (
                     _traced_anew(graph, event, same_object)
@@ -668,8 +669,9 @@ def _step(role: Role, event: Event, again: str | None = None) -> WitnessStep:
 def _sequence_witness(graph: CallGraph, change: Event, uses: list[Event]) -> StalePath | None:
     """The first use before the change and the first after it, when both run in the code (a
     call, or handing the object to a call, which runs it there)."""
-    before = [u for u in uses if u.at < change.at and _runs_here(graph, u)]
-    after = [u for u in uses if u.at > change.at and _runs_here(graph, u)]
+    facts = graph.facts
+    before = [u for u in uses if precedes(facts, u, change) and _runs_here(graph, u)]
+    after = [u for u in uses if precedes(facts, change, u) and _runs_here(graph, u)]
     if not before or not after:
         return None
     return _path(min(before, key=_at), change, min(after, key=_at))
@@ -802,16 +804,18 @@ def _outside(uses: Reach, change: Reach, varies: bool) -> bool:
     return False
 
 
-def _sequence(change: Event, uses: list[Event], module_outside: bool) -> bool:
+def _sequence(facts: Facts, change: Event, uses: list[Event], module_outside: bool) -> bool:
     # Handing the object on within the changing statement (``cell[0] = step``) hands it on
     # with the change made.
     starts = _start(change)
     before = [
-        u for u in uses if u.at < change.at and not (u.kind is EventKind.ESCAPE and u.at >= starts)
+        u
+        for u in uses
+        if precedes(facts, u, change) and not (u.kind is EventKind.ESCAPE and u.at >= starts)
     ]
     if not before:
         return False
-    after = any(u.at > change.at for u in uses)
+    after = any(precedes(facts, change, u) for u in uses)
     handed_on = module_outside or any(u.kind is EventKind.ESCAPE for u in uses)
     return after or handed_on
 
@@ -838,7 +842,7 @@ def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
         shapes = call_shapes(graph.facts, use.node, use.driver)
         if shapes is None:
             return False
-        (before if use.at < change.at else after).add(shapes)
+        (before if precedes(graph.facts, use, change) else after).add(shapes)
     return bool(after) and not after & before
 
 
@@ -847,8 +851,8 @@ def _new_argument_types(graph: CallGraph, change: Event, uses: list[Event]) -> b
     before it (a notebook cell defining ``class Config`` run again, then ``step(Config())``):
     a new class is a new pytree type, or a new static value, so JAX traces again."""
     facts = graph.facts
-    before = [u.at for u in uses if u.at < change.at]
-    after = [u for u in uses if u.at > change.at]
+    before = [u.at for u in uses if precedes(facts, u, change)]
+    after = [u for u in uses if precedes(facts, change, u)]
     if not before or not after:
         return False
     traced = max(before)

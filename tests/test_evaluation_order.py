@@ -1,0 +1,90 @@
+"""Within one statement, a call's arguments are evaluated before the call runs: a witness orders
+its steps that way, not by where they stand in the line."""
+
+from __future__ import annotations
+
+import pytest
+
+from flake8_jax_closure.diagnostics import Role
+from flake8_jax_closure.engine import check_source
+from flake8_jax_closure.settings import Settings
+
+PRELUDE = """import jax
+
+scale = 1.0
+
+
+@jax.jit
+def step(x):
+    return x * scale
+
+
+def set_scale(value):
+    global scale
+    scale = value
+    return value
+
+
+class Runner:
+    def retune(self, value):
+        set_scale(value)
+        return self
+
+    def run(self, x):
+        return step(x)
+
+
+runner = Runner()
+step(1.0)
+"""
+
+
+def _witness(source: str) -> list[tuple[Role, int]] | None:
+    findings = check_source(PRELUDE + source, Settings())
+    if not findings:
+        return None
+    (finding,) = findings
+    assert finding.code == "JC102"
+    return [(step.role, step.line) for step in finding.witness]
+
+
+LAST = PRELUDE.count("\n")  # the line before the statements under test
+
+
+def _steps(trace: int, change: int, reuse: int) -> list[tuple[Role, int]]:
+    return [(Role.TRACE, trace), (Role.CHANGE, change), (Role.REUSE, reuse)]
+
+
+@pytest.mark.parametrize(
+    ("statements", "witness"),
+    [
+        # The change is an argument of the compiled call: it runs first.
+        (
+            "step(set_scale(2.0))\n",
+            _steps(LAST, LAST + 1, LAST + 1),
+        ),
+        # The compiled call is an argument of the change: it runs first, and nothing follows.
+        ("set_scale(step(2.0))\n", None),
+        (
+            "set_scale(step(2.0))\nstep(3.0)\n",
+            _steps(LAST, LAST + 1, LAST + 2),
+        ),
+        # A chained call: ``retune`` returns before ``run`` is called.
+        (
+            "runner.retune(2.0).run(1.0)\n",
+            _steps(LAST, LAST + 1, LAST + 1),
+        ),
+        # Calls side by side keep the order they stand in.
+        (
+            "set_scale(2.0); step(1.0)\n",
+            _steps(LAST, LAST + 1, LAST + 1),
+        ),
+        ("step(1.0); set_scale(2.0)\n", None),
+        # Across lines: a call's arguments written on the lines after it still run first.
+        ("set_scale(\n    step(2.0),\n)\n", None),
+    ],
+)
+def test_steps_follow_the_order_of_evaluation(
+    statements: str, witness: list[tuple[Role, int]] | None
+) -> None:
+    assert _witness(statements) == witness
