@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..names import last_name
+from .loop_names import literal_loop_names
 from .model import (
     AttributeRef,
     Binding,
@@ -304,21 +305,25 @@ class Collector:
             )  # fmt: skip
 
     def _getattr(self, node: ast.Call) -> None:
-        """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, f"{k}_act")`` may reach
-        any attribute whose name ends in ``_act``, recorded under ``*_act``, and
+        """``getattr(obj, "name")`` reaches ``obj.name``; ``getattr(obj, attr)`` in ``for attr
+        in ["nx", "omega"]:`` reaches those two (``loop_names``); ``getattr(obj, f"{k}_act")``
+        may reach any attribute whose name ends in ``_act``, recorded under ``*_act``, and
         ``getattr(obj, key)`` any attribute, under ``*`` (see ``Facts.attribute_refs``)."""
         if len(node.args) < 2:
             return
         name = node.args[1]
-        attribute = name.value if isinstance(name, ast.Constant) else _name_pattern(name)
-        if not isinstance(attribute, str):
-            return
+        if isinstance(name, ast.Constant):
+            attributes: tuple[object, ...] = (name.value,)
+        else:
+            attributes = literal_loop_names(name, self.loops, self.scope) or (_name_pattern(name),)
         parent = self.facts.parents.get(id(node))
         called = isinstance(parent, ast.Call) and parent.func is node
-        self.facts.add_attribute(
-            AttributeRef(self.scope, node, self.loops, attr=attribute, called=called,
-                         base=node.args[0])
-        )  # fmt: skip
+        for attribute in attributes:
+            if isinstance(attribute, str):
+                self.facts.add_attribute(
+                    AttributeRef(self.scope, node, self.loops, attr=attribute, called=called,
+                                 base=node.args[0])
+                )  # fmt: skip
 
     def _setattr(self, node: ast.Call) -> None:
         """``setattr(obj, "name", value)`` assigns ``obj.name``; with a computed name
