@@ -88,3 +88,43 @@ def test_steps_follow_the_order_of_evaluation(
     statements: str, witness: list[tuple[Role, int]] | None
 ) -> None:
     assert _witness(statements) == witness
+
+
+ONE_CALL = """import jax
+
+lr = 0.1
+
+
+@jax.jit
+def step(x):
+    return x * lr
+
+
+def helper():
+    global lr
+{body}
+
+
+{calls}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "calls", "witness"),
+    [
+        # Inside the call, a trace and then the change; the next call reuses.
+        (["step(1.0)", "lr = 0.5"], ["helper()", "step(2.0)"], _steps(17, 17, 18)),
+        # A trace before the call; inside it, the change and then a reuse.
+        (["lr = 0.5", "step(1.0)"], ["step(2.0)", "helper()"], _steps(17, 18, 18)),
+        # Inside the call, the change and then the first trace: nothing reuses an old one.
+        (["lr = 0.5", "step(1.0)"], ["helper()", "step(2.0)"], None),
+    ],
+)
+def test_steps_at_one_call_follow_the_order_of_the_called_function(
+    body: list[str], calls: list[str], witness: list[tuple[Role, int]] | None
+) -> None:
+    source = ONE_CALL.format(body="\n".join(f"    {line}" for line in body), calls="\n".join(calls))
+    findings = check_source(source, Settings())
+    assert [[(s.role, s.line) for s in f.witness] for f in findings] == (
+        [] if witness is None else [witness]
+    )

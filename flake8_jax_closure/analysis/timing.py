@@ -35,7 +35,7 @@ from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
 from .eager import runs_eagerly
-from .evaluation_order import precedes
+from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import OWN_CACHE_TRANSFORMS
@@ -457,6 +457,13 @@ def stale_path(
     Witnesses are looked for first: a hazard is kept only in case none turns up."""
     uses = life.reach
     hazard: StalePath | None = None
+    used = {id(e) for e in uses.events}
+
+    def order(first: Event, second: Event) -> bool:
+        """Whether ``first`` happens before ``second``: one is a use, the other the change."""
+        of_first, of_second = (uses, change) if id(first) in used else (change, uses)
+        return happens_before(graph.facts, first, of_first, second, of_second)
+
     if change.outside and _outside(uses, change, varies):
         hazard = _hazard(uses, change)
     home = life.home
@@ -500,7 +507,7 @@ def stale_path(
                 hazard = hazard or _hazard(uses, change, (event,))
             continue
         for same_object in _by_object(here):
-            if _sequence(graph.facts, event, same_object, module_outside) and not (
+            if _sequence(order, event, same_object, module_outside) and not (
                 retraced_by_shape
                 and (
                     _traced_anew(graph, event, same_object)
@@ -508,7 +515,7 @@ def stale_path(
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                 )
             ):
-                witness = _sequence_witness(graph, event, same_object)
+                witness = _sequence_witness(graph, order, event, same_object)
                 if witness is not None:
                     return witness
                 hazard = hazard or _hazard(uses, change)
@@ -666,12 +673,13 @@ def _step(role: Role, event: Event, again: str | None = None) -> WitnessStep:
     return WitnessStep(role, event.at[0], event.at[1], via=via, again=again)
 
 
-def _sequence_witness(graph: CallGraph, change: Event, uses: list[Event]) -> StalePath | None:
+def _sequence_witness(
+    graph: CallGraph, order: Callable[[Event, Event], bool], change: Event, uses: list[Event]
+) -> StalePath | None:
     """The first use before the change and the first after it, when both run in the code (a
     call, or handing the object to a call, which runs it there)."""
-    facts = graph.facts
-    before = [u for u in uses if precedes(facts, u, change) and _runs_here(graph, u)]
-    after = [u for u in uses if precedes(facts, change, u) and _runs_here(graph, u)]
+    before = [u for u in uses if order(u, change) and _runs_here(graph, u)]
+    after = [u for u in uses if order(change, u) and _runs_here(graph, u)]
     if not before or not after:
         return None
     return _path(min(before, key=_at), change, min(after, key=_at))
@@ -804,18 +812,18 @@ def _outside(uses: Reach, change: Reach, varies: bool) -> bool:
     return False
 
 
-def _sequence(facts: Facts, change: Event, uses: list[Event], module_outside: bool) -> bool:
+def _sequence(
+    order: Callable[[Event, Event], bool], change: Event, uses: list[Event], module_outside: bool
+) -> bool:
     # Handing the object on within the changing statement (``cell[0] = step``) hands it on
     # with the change made.
     starts = _start(change)
     before = [
-        u
-        for u in uses
-        if precedes(facts, u, change) and not (u.kind is EventKind.ESCAPE and u.at >= starts)
+        u for u in uses if order(u, change) and not (u.kind is EventKind.ESCAPE and u.at >= starts)
     ]
     if not before:
         return False
-    after = any(precedes(facts, change, u) for u in uses)
+    after = any(order(change, u) for u in uses)
     handed_on = module_outside or any(u.kind is EventKind.ESCAPE for u in uses)
     return after or handed_on
 
