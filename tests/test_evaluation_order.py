@@ -128,3 +128,46 @@ def test_steps_at_one_call_follow_the_order_of_the_called_function(
     assert [[(s.role, s.line) for s in f.witness] for f in findings] == (
         [] if witness is None else [witness]
     )
+
+
+FACTORY = """import functools
+
+import jax
+
+scale = 1.0
+
+
+@functools.lru_cache(maxsize=None)
+def make(value):
+    global scale
+    scale = value
+
+    def weigh(x):
+        return x * scale
+
+    return jax.jit(weigh)
+
+
+first = make(2.0)
+first(1.0)
+make(3.0)(1.0)
+{later}
+"""
+
+
+@pytest.mark.parametrize(
+    ("later", "reuse"),
+    [
+        # ``make(3.0)(1.0)`` calls the object that call made, after the change: it traces. (The
+        # factory is memoised, so its objects are not told apart by the call making them.)
+        ("", None),
+        # A later call of the first object reuses its trace.
+        ("first(1.0)", 22),
+    ],
+)
+def test_the_object_a_changing_call_returns_is_not_traced_before_it(
+    later: str, reuse: int | None
+) -> None:
+    findings = check_source(FACTORY.format(later=later), Settings())
+    reuses = [s.line for f in findings for s in f.witness if s.role is Role.REUSE]
+    assert reuses == ([] if reuse is None else [reuse])

@@ -5,8 +5,8 @@ makes its change, although ``net`` stands first in the code.
 An event on a call (its callee, or the call itself) happens when the call is made, after every
 part of the call: it is placed at the call's end. Other events (a store, an object handed on)
 keep their place in the code. Calls that do not nest keep their order either way: one ends
-before the next one starts. Two events at one call happen in the order the called function
-does them.
+before the next one starts. Two events at one call happen in the order the called function's
+own body does them.
 """
 
 from __future__ import annotations

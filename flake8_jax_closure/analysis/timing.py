@@ -460,9 +460,14 @@ def stale_path(
     used = {id(e) for e in uses.events}
 
     def order(first: Event, second: Event) -> bool:
-        """Whether ``first`` happens before ``second``: one is a use, the other the change."""
-        of_first, of_second = (uses, change) if id(first) in used else (change, uses)
-        return happens_before(graph.facts, first, of_first, second, of_second)
+        """Whether ``first`` happens before ``second``: one is a use, the other the change. A
+        call of an object that the changing statement itself made (``make(3)(x)``, where
+        ``make`` changes the value) is no later call of an object traced before it."""
+        if id(first) in used:
+            return happens_before(graph.facts, first, uses, second, change)
+        if _result_called(second, first):
+            return False
+        return happens_before(graph.facts, first, change, second, uses)
 
     if change.outside and _outside(uses, change, varies):
         hazard = _hazard(uses, change)
@@ -671,6 +676,16 @@ def _step(role: Role, event: Event, again: str | None = None) -> WitnessStep:
     """Where the event happens in its driver, and the function called there that does it."""
     via = event.via.name if event.via is not None else None
     return WitnessStep(role, event.at[0], event.at[1], via=via, again=again)
+
+
+def _result_called(use: Event, change: Event) -> bool:
+    """The use calls what an expression making the change returned (``make(3)(x)``): an
+    object that expression made, not one traced before it."""
+    called = use.node
+    made = change.node
+    if not isinstance(called, ast.Call) or made is None or made is called:
+        return False
+    return any(node is made for node in ast.walk(called))
 
 
 def _sequence_witness(
