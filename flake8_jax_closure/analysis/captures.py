@@ -625,6 +625,7 @@ class CaptureAnalysis:
                 self.graph, life, reach, _varies(change), retraced_by_shape,
                 steady=partial(same_in_every_pass, facts, change, elsewhere=self.elsewhere),
                 reshaped_passes=reshaped_passes,
+                rebound=change.name if isinstance(change, Binding) else None,
             )  # fmt: skip
             if path is None:
                 continue

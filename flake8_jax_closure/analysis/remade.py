@@ -210,7 +210,7 @@ def _made_by_optimiser(facts: Facts, scope: Scope, name: str) -> bool:
     if not bindings:
         return False
     for binding in bindings:
-        statement = _statement(facts, binding.node)
+        statement = facts.statement_of(binding.node)
         if not isinstance(statement, ast.Assign) or not _optimiser(facts, owner, statement.value):
             return False
     return True
@@ -288,7 +288,7 @@ def _bound_by_change(facts: Facts, change: Event) -> frozenset[str]:
     is an assignment in the driver's own code."""
     if change.via is not None or change.node is None:
         return frozenset()
-    statement = _statement(facts, change.node)
+    statement = facts.statement_of(change.node)
     if not isinstance(statement, ast.Assign) or _optimiser(facts, change.driver, statement.value):
         return frozenset()
     names = _stored(statement)
@@ -333,7 +333,7 @@ def _wrapped_binding(
         # Made in each pass (``for act in activations:``), with nothing before it to compare
         # its sizes with: the wrapping line stays a change of its own.
         return None
-    before = _statement(facts, latest.node)
+    before = facts.statement_of(latest.node)
     if not isinstance(before, ast.Assign) or _optimiser(facts, driver, before.value):
         return None
     return before, _stored(before)
@@ -365,7 +365,7 @@ def _same_architecture(
     name = min(names)
     owner = facts.resolve(driver, name)
     earlier = [
-        _statement(facts, b.node)
+        facts.statement_of(b.node)
         for b in sorted(facts.bindings_of(owner, name), key=lambda b: b.at)
         if b.scope is driver and b.at < (statement.lineno, statement.col_offset)
     ]
@@ -433,7 +433,7 @@ def _made_by(
         if not bound:
             continue
         latest = max(bound, key=lambda b: b.at)
-        statement = _statement(facts, latest.node)
+        statement = facts.statement_of(latest.node)
         source = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if source is not None and _made_by(
             facts, driver, source, makers, since, latest.at, depth - 1, whole and node is value
@@ -480,17 +480,3 @@ def _given_to_maker(call: ast.Call, makers: frozenset[str]) -> bool:
 
 def _initialiser(name: str) -> bool:
     return "init" in name.lower().split("_") or name.lower().startswith("init")
-
-
-def _statement(facts: Facts, node: ast.AST) -> ast.stmt | None:
-    """The statement holding ``node``; None for a node outside any (a module, a
-    lambda's parameters), whose parent may be itself."""
-    current: ast.AST | None = node
-    for _ in range(64):
-        if current is None or isinstance(current, ast.stmt):
-            return current
-        parent = facts.parent(current)
-        if parent is current:
-            return None
-        current = parent
-    return None

@@ -43,6 +43,7 @@ from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
 from .receiver import method_self_name
 from .remade import arguments_remade
+from .shaped_by_change import shaped_by_change
 from .shapes import Shape, call_shapes
 from .unbindable import cannot_bind
 
@@ -440,6 +441,7 @@ def stale_path(
     retraced_by_shape: bool = True,
     steady: Callable[[ast.AST], bool] | None = None,
     reshaped_passes: bool = True,
+    rebound: str | None = None,
 ) -> StalePath | None:
     """How the change (its events, or outside code) can fall between a trace and a call: a
     witness when the code shows one, else an API hazard; None when it cannot.
@@ -452,7 +454,8 @@ def stale_path(
     keeps while the shapes of its slices stay the same). ``reshaped_passes``: passes of a loop
     that give the compiled calls arguments of their own shapes trace anew (not so for a body
     handed to ``lax.cond`` or ``lax.fori_loop``, whose trace JAX keeps while what the body is
-    given keeps its shape, which a new outer shape may leave the same).
+    given keeps its shape, which a new outer shape may leave the same). ``rebound``: the name
+    a rebinding binds, when the change is one (calls given arrays it sizes trace anew).
 
     Witnesses are looked for first: a hazard is kept only in case none turns up."""
     uses = life.reach
@@ -518,6 +521,7 @@ def stale_path(
                     _traced_anew(graph, event, same_object)
                     or _new_argument_types(graph, event, same_object)
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
+                    or shaped_by_change(graph.facts, rebound, event, same_object)
                 )
             ):
                 witness = _sequence_witness(graph, order, event, same_object)
@@ -557,12 +561,16 @@ def stale_path(
                 # Each pass remakes the arguments with the new value before calling (``net =
                 # MLP(width); params = net.init(...)``): a new architecture is a new trace.
                 retraced_by_shape
-                and arguments_remade(
-                    graph.facts,
-                    event,
-                    [u for u in here if loop in u.loops],
-                    whole=True,
-                    reach=uses.events,
+                and (
+                    arguments_remade(
+                        graph.facts,
+                        event,
+                        [u for u in here if loop in u.loops],
+                        whole=True,
+                        reach=uses.events,
+                    )
+                    # Every call's arguments are shaped by the name the pass binds.
+                    or shaped_by_change(graph.facts, rebound, event, here)
                 )
             )
         ):

@@ -258,6 +258,19 @@ class Facts:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
 
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The statement holding ``node``; None for a node outside any (a module, a lambda's
+        parameters), whose parent may be itself."""
+        current: ast.AST | None = node
+        for _ in range(64):
+            if current is None or isinstance(current, ast.stmt):
+                return current
+            parent = self.parent(current)
+            if parent is current:
+                return None
+            current = parent
+        return None
+
     def qualified_name(self, scope: Scope, expr: ast.expr) -> str | None:
         """``jax.jit`` for ``jx.jit`` after ``import jax as jx``; None when not from an import."""
         if isinstance(expr, ast.Name):
