@@ -86,7 +86,7 @@ def compiled_life(
     if object_home is not None:
         home = object_home
     if home is not None and memoised(graph, home):
-        home = None  # every call returns the object made by the first
+        home = _memo_lifetime(graph, home)  # every call returns the object made by the first
     # A call whose arguments cannot bind raises before any trace: it neither traces nor reuses.
     direct = [e for e in graph.compiled_events(sites) if not _unbindable(graph, sites, e)]
     fresh = all(_fresh(graph, site) for site in sites)
@@ -304,6 +304,17 @@ def memoised(graph: CallGraph, function: Scope) -> bool:
         if parent is not None and graph.facts.qualified_name(parent, expr) in _MEMOISING:
             return True
     return False
+
+
+def _memo_lifetime(graph: CallGraph, function: Scope) -> Scope | None:
+    """The function each run of which makes the memoised ``function`` anew, with an empty
+    cache (``@lru_cache def compiled_for(d)`` defined inside ``render``: every call of
+    ``render`` gets new compiled objects); None when it is made once (at module level)."""
+    parent = function.parent
+    definer = parent.function() if parent is not None else None
+    if definer is None or definer.kind not in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+        return None
+    return _memo_lifetime(graph, definer) if memoised(graph, definer) else definer
 
 
 def _after_definition(function: Scope, events: list[Event]) -> list[Event]:
