@@ -87,6 +87,27 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
 
 
+def same_definition_everywhere(facts: Facts, bindings: list[Binding]) -> bool:
+    """Every binding is a ``def`` of the same code (a notebook cell defining ``log_prob`` run
+    again, or copied into a later cell), with defaults and decorators that give the same value
+    every time: each definition makes a function that does what the first did, reading the
+    same names where it runs, so a trace that called the first computes what the later one
+    would. A ``del`` between them sets nothing a compiled call could read instead."""
+    bindings = [b for b in bindings if b.kind is not BindingKind.DELETE]
+    if len(bindings) < 2 or any(b.kind is not BindingKind.DEF for b in bindings):
+        return False
+    first = bindings[0].node
+    if not isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if not all(same_tree(first, b.node) for b in bindings[1:]):
+        return False
+    arguments = first.args
+    evaluated = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    evaluated += first.decorator_list
+    scope = bindings[0].scope
+    return all(unchanging_value(facts, scope, value) for value in evaluated)
+
+
 def unchanging_value(facts: Facts, scope: Scope, value: ast.expr) -> bool:
     """``value``, evaluated in ``scope``, gives the same value every time: constants, names
     the module binds once outside any loop, pure functions of a library applied to them

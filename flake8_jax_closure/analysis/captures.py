@@ -33,6 +33,7 @@ from .bindings import (
     library_function_call,
     module_path,
     names_module,
+    same_definition_everywhere,
     same_import,
     same_value_everywhere,
     unchanging_value,
@@ -539,7 +540,7 @@ class CaptureAnalysis:
             and b.kind is not BindingKind.DELETE
             and not any(same_import(b, i) for i in initial)
         ]
-        if same_value_everywhere(facts, bindings):
+        if same_value_everywhere(facts, bindings) or same_definition_everywhere(facts, bindings):
             rebindings = []
         rebindings = [
             b
