@@ -4,7 +4,8 @@ JAX traces a compiled function again for arguments of a new shape, and the new t
 closures and globals afresh (but not in bodies handed to ``lax.scan``, whose traces JAX keeps
 by the shapes of their slices: see ``captures``). Test suites call one compiled function on
 literal arrays of a new shape after each change of what it reads (``rev(np.array([1, 2,
-3]))``, then a 2-D array).
+3]))``, then a 2-D array), or a Python number first and an array after (``f(1.0)``, then
+``f(jnp.ones(10))``).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ _SHAPE_MAKERS = frozenset({"ones", "zeros", "empty"})
 
 def call_shapes(facts: Facts, callee: ast.AST, scope: Scope) -> tuple[Shape, ...] | None:
     """The shapes of every argument of the call whose callee is ``callee``, in ``scope``; None
-    unless the call passes only positional literal arrays, or names each bound once, in
-    ``scope``, to one (``x = jnp.arange(3.0)``). Mapped by ``vmap(callee)(batch)`` over the
-    leading axis, the function sees each example's shape: the batch's less that axis."""
+    unless the call passes only positional literal arrays or Python numbers (``f(1.0)``: shape
+    ``()``), or names each bound once, in ``scope``, to one (``x = jnp.arange(3.0)``). Mapped
+    by ``vmap(callee)(batch)`` over the leading axis, the function sees each example's shape:
+    the batch's less that axis."""
     mapped: ast.AST | None = None
     call = facts.parent(callee)
     if isinstance(call, ast.Call) and _maps_leading_axis(call, callee):
@@ -85,6 +87,8 @@ def _named(facts: Facts, expr: ast.expr, scope: Scope) -> ast.expr:
 
 
 def _array_shape(expr: ast.expr) -> Shape | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) in (int, float, complex, bool):
+        return ()  # a Python number: a scalar (weakly typed, but of shape ``()`` all the same)
     if not (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)

@@ -716,7 +716,30 @@ def _sequence_witness(
     after = [u for u in uses if order(change, u) and _runs_here(graph, u)]
     if not before or not after:
         return None
-    return _path(min(before, key=_at), change, min(after, key=_at))
+    return _path(*_reusing_pair(graph, before, after, change))
+
+
+def _reusing_pair(
+    graph: CallGraph, before: list[Event], after: list[Event], change: Event
+) -> tuple[Event, Event, Event]:
+    """The trace, the change and the reuse to show: the first calls before and after the
+    change; but when every call's argument shapes are written out, the first call after the
+    change given shapes a call before it was given, and the first such call before: a call of
+    new shapes traces anew and reuses nothing."""
+    first = (min(before, key=_at), change, min(after, key=_at))
+    shapes: dict[int, tuple[Shape, ...]] = {}
+    for use in (*before, *after):
+        if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
+            return first
+        known = call_shapes(graph.facts, use.node, use.driver)
+        if known is None:
+            return first
+        shapes[id(use)] = known
+    for reuse in sorted(after, key=_at):
+        traced = [u for u in before if shapes[id(u)] == shapes[id(reuse)]]
+        if traced:
+            return min(traced, key=_at), change, reuse
+    return first
 
 
 def _runs_here(graph: CallGraph, use: Event) -> bool:
