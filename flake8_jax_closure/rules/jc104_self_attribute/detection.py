@@ -811,6 +811,15 @@ class MethodCaptureAnalysis:
                 # was kept, leaves no closure traced with the old value.
                 continue
             if method is not None and method is not holder.method:
+                if method.name in CONSTRUCTORS:
+                    # A constructor, the class's or a related one's (``Base.__init__``, run
+                    # by ``Model()``), builds a new object: it changes one already made only
+                    # where code runs it again on it (``Base.__init__(self, width)``).
+                    again = self._run_again(method, shown=True)
+                    path = stale_path(self.graph, life, again) if again is not None else None
+                    if path is not None:
+                        yield mutation, path
+                    continue
                 if method.name in cls.construction or method in replacers:
                     continue  # before the object exists, or only for the next object made
             if method is None:
@@ -874,16 +883,22 @@ class MethodCaptureAnalysis:
                 if path is not None:
                     yield mutation, path
 
-    def _run_again(self, constructor: Scope) -> Reach | None:
+    def _run_again(self, constructor: Scope, shown: bool = False) -> Reach | None:
         """Where code runs a constructor again on an existing object (``self.kernel.__init__
         (basis)``, or through ``getattr``); not ``super().__init__(...)`` or
         ``Base.__init__(self)`` in a constructor, which builds the new object. None when
-        nothing does."""
+        nothing does. ``shown``: only where the code names the constructor and says the
+        object is of its class or a related one (``Base.__init__(self, w)``, ``self.__init__()``
+        in a method)."""
         events = []
         made = constructor.parent
         for ref in self.facts.attribute_refs(constructor.name):
+            if not ref.called:
+                continue  # ``str(getattr(config, field))``: taken, never run
             base = ref.base
-            other = self._class_of(ref.scope, base, ref.start)
+            other = self._class_of(ref.scope, base, ref.start) or self._named_class(ref.scope, base)
+            if shown and (ref.computed or other is None):
+                continue
             if (
                 made is not None
                 and other is not None
@@ -905,6 +920,16 @@ class MethodCaptureAnalysis:
             driver, at, loops = level(ref.scope, start, ref.loops)
             events.append(Event(driver, at, loops, EventKind.RUN, node=node))
         return self.graph.propagate(events, None) if events else None
+
+    def _named_class(self, scope: Scope, base: ast.expr | None) -> Scope | None:
+        """The class ``base`` names (``Base`` of ``Base.__init__(self, w)``), when every
+        binding of that name is that one ``class`` statement."""
+        if not isinstance(base, ast.Name):
+            return None
+        bindings = self.facts.bindings_of(self.facts.resolve(scope, base.id), base.id)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
+            return None
+        return self.facts.scope_of(bindings[0].node)
 
     def _class_of(self, scope: Scope, base: ast.expr | None, at: Pos) -> Scope | None:
         """The class of the object ``base`` names where the code says: ``self`` in a method
