@@ -34,6 +34,7 @@ from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
 from .compiled import CompiledFunction, Form
+from .constructor_stores import kept_in_self_until
 from .eager import runs_eagerly
 from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
@@ -526,6 +527,11 @@ def stale_path(
                 hazard = hazard or _hazard(uses, change, (event,))
             continue
         for same_object in _by_object(here):
+            # Stored on ``self`` by its constructor before the change, with nothing between
+            # that could run it: no holder can call it until the change is made.
+            same_object = [u for u in same_object if not kept_in_self_until(graph.facts, u, event)]
+            if not same_object:
+                continue
             if _sequence(order, event, same_object, module_outside) and not (
                 retraced_by_shape
                 and (
