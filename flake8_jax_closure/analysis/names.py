@@ -25,6 +25,10 @@ COMPILE_FUNCTIONS: frozenset[str] = frozenset(
 # the same ``f`` traces afresh, where ``jax.jit(f)`` shares ``f``'s cache with earlier wrappers.
 OWN_CACHE_TRANSFORMS: frozenset[str] = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
 
+# Compile transforms that make every argument that is not an array static, hashed by value:
+# ``filter_jit(f)(x, 2.0)`` and ``(x, 3.0)`` are two traces, where ``jax.jit`` shares one.
+NON_ARRAYS_STATIC: frozenset[str] = frozenset({"equinox.filter_jit"})
+
 # Transforms that wrap a function without caching a trace of their own; compiling the wrapper
 # compiles (and caches) the wrapped function.
 PASSTHROUGH_TRANSFORMS: frozenset[str] = frozenset(

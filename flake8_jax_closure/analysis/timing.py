@@ -39,13 +39,20 @@ from .eager import runs_eagerly
 from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
-from .names import OWN_CACHE_TRANSFORMS
+from .names import NON_ARRAYS_STATIC, OWN_CACHE_TRANSFORMS
 from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
 from .receiver import method_self_name
 from .remade import arguments_remade
 from .shaped_by_change import shaped_by_change
 from .shapes import Shape, call_shapes
+from .static_arguments import (
+    StaticParameters,
+    StaticValue,
+    counter_of_each_pass,
+    static_parameters,
+    static_values,
+)
 from .unbindable import cannot_bind
 
 
@@ -71,6 +78,10 @@ class CompiledLife:
     # The name the object is bound to where it is made (``def step`` decorated, ``step =
     # jax.jit(...)``), if any.
     bound_name: str | None = None
+    # The static parameters of the compiled function, whose values key its traces, and
+    # whether every argument that is not an array is static (``equinox.filter_jit``).
+    static: StaticParameters | None = None
+    numbers_static: bool = False
 
 
 def compiled_life(
@@ -126,6 +137,8 @@ def compiled_life(
         first.scope.node,
         first.site,
         first.bound_name if len(sites) == 1 else None,
+        static_parameters(sites),
+        all(site.transform in NON_ARRAYS_STATIC for site in sites),
     )
 
 
@@ -535,13 +548,14 @@ def stale_path(
             if _sequence(order, event, same_object, module_outside) and not (
                 retraced_by_shape
                 and (
-                    _traced_anew(graph, event, same_object)
+                    _traced_anew(graph, life, event, same_object)
+                    or _new_static_values(graph, life, event, same_object)
                     or _new_argument_types(graph, event, same_object)
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
                 )
             ):
-                witness = _sequence_witness(graph, order, event, same_object)
+                witness = _sequence_witness(graph, life, order, event, same_object)
                 if witness is not None:
                     return witness
                 hazard = hazard or _hazard(uses, change)
@@ -588,6 +602,8 @@ def stale_path(
                     )
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
+                    # Every call gives a static argument the pass's own counter.
+                    or _static_counter_each_pass(graph, life, loop, here)
                 )
             )
         ):
@@ -714,7 +730,11 @@ def _result_called(use: Event, change: Event) -> bool:
 
 
 def _sequence_witness(
-    graph: CallGraph, order: Callable[[Event, Event], bool], change: Event, uses: list[Event]
+    graph: CallGraph,
+    life: CompiledLife,
+    order: Callable[[Event, Event], bool],
+    change: Event,
+    uses: list[Event],
 ) -> StalePath | None:
     """The first use before the change and the first after it, when both run in the code (a
     call, or handing the object to a call, which runs it there)."""
@@ -722,30 +742,40 @@ def _sequence_witness(
     after = [u for u in uses if order(change, u) and _runs_here(graph, u)]
     if not before or not after:
         return None
-    return _path(*_reusing_pair(graph, before, after, change))
+    return _path(*_reusing_pair(graph, life, before, after, change))
 
 
 def _reusing_pair(
-    graph: CallGraph, before: list[Event], after: list[Event], change: Event
+    graph: CallGraph,
+    life: CompiledLife,
+    before: list[Event],
+    after: list[Event],
+    change: Event,
 ) -> tuple[Event, Event, Event]:
     """The trace, the change and the reuse to show: the first calls before and after the
-    change; but when every call's argument shapes are written out, the first call after the
-    change given shapes a call before it was given, and the first such call before: a call of
-    new shapes traces anew and reuses nothing."""
+    change; but when every call's argument shapes (or static values) are written out, the
+    first call after the change given what a call before it was given, and the first such
+    call before: a call given new shapes or static values traces anew and reuses nothing."""
     first = (min(before, key=_at), change, min(after, key=_at))
-    shapes: dict[int, tuple[Shape, ...]] = {}
-    for use in (*before, *after):
-        if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
-            return first
-        known = call_shapes(graph.facts, use.node, use.driver)
-        if known is None:
-            return first
-        shapes[id(use)] = known
+    uses = (*before, *after)
+    shapes: dict[int, object] = {id(u): _written_shapes(graph, life, u) for u in uses}
+    statics: dict[int, object] = {id(u): _static_key(graph, life, u) for u in uses}
+    keys: list[dict[int, object]] = [
+        known for known in (shapes, statics) if None not in known.values()
+    ]
+    if not keys:
+        return first
     for reuse in sorted(after, key=_at):
-        traced = [u for u in before if shapes[id(u)] == shapes[id(reuse)]]
+        traced = [u for u in before if all(k[id(u)] == k[id(reuse)] for k in keys)]
         if traced:
             return min(traced, key=_at), change, reuse
     return first
+
+
+def _written_shapes(graph: CallGraph, life: CompiledLife, use: Event) -> tuple[Shape, ...] | None:
+    if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
+        return None
+    return call_shapes(graph.facts, use.node, use.driver, life.numbers_static)
 
 
 def _runs_here(graph: CallGraph, use: Event) -> bool:
@@ -902,19 +932,70 @@ def _by_object(uses: list[Event]) -> list[list[Event]]:
     return [[u for u in uses if u.origin == origin] + shared for origin in sorted(origins)]
 
 
-def _traced_anew(graph: CallGraph, change: Event, uses: list[Event]) -> bool:
-    """Every call after the change passes literal arrays of a shape no call before it passed:
-    JAX traces again, reading the new value."""
+def _traced_anew(graph: CallGraph, life: CompiledLife, change: Event, uses: list[Event]) -> bool:
+    """Every call after the change passes literal arrays of a shape (or Python numbers of a
+    kind, or of a value where they are static) no call before it passed: JAX traces again,
+    reading the new value."""
     before: set[tuple[Shape, ...]] = set()
     after: set[tuple[Shape, ...]] = set()
     for use in uses:
-        if use.kind is not EventKind.RUN or use.node is None or use.via is not None:
-            return False
-        shapes = call_shapes(graph.facts, use.node, use.driver)
+        shapes = _written_shapes(graph, life, use)
         if shapes is None:
             return False
         (before if precedes(graph.facts, use, change) else after).add(shapes)
     return bool(after) and not after & before
+
+
+def _static_key(graph: CallGraph, life: CompiledLife, use: Event) -> tuple[StaticValue, ...] | None:
+    """What a compiled call gives the static parameters, as constants; None if unknown."""
+    if life.static is None or use.kind is not EventKind.RUN or use.via is not None:
+        return None
+    call = graph.facts.parent(use.node) if use.node is not None else None
+    if not isinstance(call, ast.Call) or call.func is not use.node:
+        return None
+    return static_values(graph.facts, life.static, call, use.driver)
+
+
+def _new_static_values(
+    graph: CallGraph, life: CompiledLife, change: Event, uses: list[Event]
+) -> bool:
+    """Every call after the change gives its static arguments constants no call before it
+    gave (``f(x, 2)``, then ``f(x, 3)`` with the second argument static): JAX traces again,
+    reading the new value."""
+    if life.static is None:
+        return False
+    before: set[tuple[StaticValue, ...]] = set()
+    after: set[tuple[StaticValue, ...]] = set()
+    for use in uses:
+        key = _static_key(graph, life, use)
+        if key is None:
+            return False
+        (before if precedes(graph.facts, use, change) else after).add(key)
+    forms = {tuple(how for how, _, _ in key) for key in before | after}
+    # One argument given by keyword at one call and by position at another: JAX keys them
+    # apart, but which call then reuses which trace is left undecided.
+    return bool(after) and len(forms) == 1 and not after & before
+
+
+def _static_counter_each_pass(
+    graph: CallGraph, life: CompiledLife, loop: ast.AST, uses: list[Event]
+) -> bool:
+    """Every compiled call in the loop gives a static argument the loop's own counter."""
+    static = life.static
+    in_loop = [u for u in uses if loop in u.loops]
+    if static is None or not in_loop:
+        return False
+    for use in in_loop:
+        call = graph.facts.parent(use.node) if use.node is not None else None
+        if (
+            use.kind is not EventKind.RUN
+            or use.via is not None
+            or not isinstance(call, ast.Call)
+            or call.func is not use.node
+            or not counter_of_each_pass(static, call, loop)
+        ):
+            return False
+    return True
 
 
 def _new_argument_types(graph: CallGraph, change: Event, uses: list[Event]) -> bool:

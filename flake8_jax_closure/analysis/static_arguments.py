@@ -1,0 +1,189 @@
+"""The values a compiled call gives its static arguments: part of the key of its trace.
+
+``jax.jit(f, static_argnums=1)`` hashes the second argument into the cache key: a call given
+a value no earlier call was given traces ``f`` again, and the new trace reads closures and
+globals afresh. So two calls that write different constants there never share a trace, and a
+loop whose calls pass the loop's own counter there (``for step in range(n): f(x, step)``)
+traces anew in every pass: no pass reuses another's trace.
+
+Only plain functions are followed (not methods, whose ``self`` shifts the positions), and only
+constants written at the call, or a name the calling code binds once to one. JAX keys an
+argument given by keyword apart from the same argument given by position, so calls that spell
+one argument both ways are left undecided rather than called different.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .compiled import CompiledFunction, Form
+from .facts.model import Scope, ScopeKind
+from .facts.queries import Facts
+
+# What one static argument is given at a call: how (position or keyword), and the constant with
+# its type (JAX compares static values with their types: ``2`` and ``2.0`` are two traces).
+StaticValue = tuple[str, str, object]
+
+
+@dataclass(frozen=True)
+class StaticParameters:
+    """The compiled function's static parameters, by name, with their positions."""
+
+    # Parameter name -> its index among the positional parameters (None: keyword-only).
+    positions: tuple[tuple[str, int | None], ...]
+
+
+def static_parameters(sites: list[CompiledFunction]) -> StaticParameters | None:
+    """The static parameters every site declares alike, of a plain function; None if it has
+    none, or they cannot be read (a method, ``*args``, options not written as constants)."""
+    if not sites:
+        return None
+    found = [_declared(site) for site in sites]
+    first = found[0]
+    if first is None or any(other != first for other in found[1:]):
+        return None
+    return first
+
+
+def _declared(site: CompiledFunction) -> StaticParameters | None:
+    call = site.transform_call
+    function = site.function
+    if call is None or site.scope.parent is None or site.scope.parent.kind is ScopeKind.CLASS:
+        return None
+    # ``jax.jit(partial(f, a), static_argnums=1)`` counts positions of what ``partial`` left.
+    given = [a for a in call.args if not _is_transform(a)]
+    if site.form is not Form.DECORATOR and not (
+        given and isinstance(given[0], (ast.Name, ast.Lambda))
+    ):
+        return None
+    arguments = function.args
+    if arguments.vararg is not None:
+        return None
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    keyword_only = [a.arg for a in arguments.kwonlyargs]
+    names: set[str] = set()
+    for keyword in call.keywords:
+        if keyword.arg not in ("static_argnums", "static_argnames"):
+            continue
+        constants = _constants(keyword.value)
+        if constants is None:
+            return None
+        for constant in constants:
+            if keyword.arg == "static_argnums":
+                if type(constant) is not int or not -len(positional) <= constant < len(positional):
+                    return None
+                names.add(positional[constant])
+            elif isinstance(constant, str) and constant in (*positional, *keyword_only):
+                names.add(constant)
+            else:
+                return None
+    if not names:
+        return None
+    return StaticParameters(
+        tuple(
+            sorted((name, positional.index(name) if name in positional else None) for name in names)
+        ),
+    )
+
+
+def _is_transform(argument: ast.expr) -> bool:
+    """``partial(jax.jit, ...)``'s first argument: the transform, not the function."""
+    return isinstance(argument, ast.Attribute) and argument.attr in ("jit", "pmap", "filter_jit")
+
+
+def _constants(value: ast.expr) -> list[object] | None:
+    elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    if not all(isinstance(e, ast.Constant) for e in elements):
+        return None
+    return [e.value for e in elements]  # type: ignore[attr-defined]
+
+
+def static_values(
+    facts: Facts, static: StaticParameters, call: ast.Call, scope: Scope
+) -> tuple[StaticValue, ...] | None:
+    """What the call gives each static parameter, as written; None unless each is a constant
+    (written, or a name ``scope`` binds once to one) or left to its default, and the call
+    spreads nothing (``*args``, ``**options``)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    given: list[StaticValue] = []
+    for name, index in static.positions:
+        keyword = next((k.value for k in call.keywords if k.arg == name), None)
+        if index is not None and index < len(call.args):
+            value, how = call.args[index], f"position {index}"
+        elif keyword is not None:
+            value, how = keyword, f"keyword {name}"
+        else:
+            given.append(("default", "", None))  # JAX keys the call without it
+            continue
+        constant = _constant(facts, value, scope)
+        if constant is None:
+            return None
+        given.append((how, type(constant[0]).__name__, constant[0]))
+    return tuple(given)
+
+
+def _constant(facts: Facts, value: ast.expr, scope: Scope) -> tuple[object] | None:
+    """The constant ``value`` holds, in a one-element tuple (it may be ``None`` itself)."""
+    if isinstance(value, ast.Name):
+        owner = facts.resolve(scope, value.id)
+        bindings = facts.bindings_of(owner, value.id)
+        if owner is not scope or len(bindings) != 1 or bindings[0].value is None:
+            return None
+        if bindings[0].loops:
+            return None
+        value = bindings[0].value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        inner = _constant(facts, value.operand, scope)
+        if inner is None or type(inner[0]) not in (int, float):
+            return None
+        return (-inner[0],)  # type: ignore[operator]
+    if isinstance(value, ast.Constant):
+        return (value.value,)
+    return None
+
+
+def counter_of_each_pass(static: StaticParameters, call: ast.Call, loop: ast.AST) -> bool:
+    """The call gives a static parameter the counter of ``loop`` itself (``for step in
+    range(n)``, ``for i, batch in enumerate(data)``), which the body does not rebind: a new
+    value in every pass, so every pass traces anew."""
+    counter = _counter(loop)
+    if counter is None:
+        return False
+    for name, index in static.positions:
+        keyword = next((k.value for k in call.keywords if k.arg == name), None)
+        value = call.args[index] if index is not None and index < len(call.args) else keyword
+        if isinstance(value, ast.Name) and value.id == counter and not _rebinds(loop, counter):
+            return True
+    return False
+
+
+def _counter(loop: ast.AST) -> str | None:
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call):
+        return None
+    source = loop.iter.func
+    called = source.id if isinstance(source, ast.Name) else None
+    target = loop.target
+    if called == "range" and isinstance(target, ast.Name):
+        return target.id
+    if (
+        called == "enumerate"
+        and isinstance(target, ast.Tuple)
+        and target.elts
+        and isinstance(target.elts[0], ast.Name)
+    ):
+        return target.elts[0].id
+    return None
+
+
+def _rebinds(loop: ast.AST, name: str) -> bool:
+    for statement in getattr(loop, "body", []):
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                return True
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return True
+    return False
