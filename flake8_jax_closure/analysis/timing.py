@@ -46,6 +46,7 @@ from .receiver import method_self_name
 from .remade import arguments_remade
 from .shaped_by_change import shaped_by_change
 from .shapes import Shape, call_shapes
+from .single_pass import runs_at_most_once
 from .static_arguments import (
     StaticParameters,
     StaticValue,
@@ -559,7 +560,7 @@ def stale_path(
                 if witness is not None:
                     return witness
                 hazard = hazard or _hazard(uses, change)
-        loop = _loop(event, here, life)
+        loop = _loop(graph.facts, event, here, life)
         if loop is not None and graph.stops_in_first_pass(event.driver, loop):
             loop = None  # the first pass always raises: no pass reuses its trace
         if (
@@ -1106,11 +1107,13 @@ def _start(event: Event) -> Pos:
     return min(start, event.at)
 
 
-def _loop(change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | None:
+def _loop(facts: Facts, change: Event, uses: list[Event], life: CompiledLife) -> ast.AST | None:
     """The loop around the change that also uses the object, which outlives an iteration."""
     for loop in change.loops:
         if not any(loop in u.loops for u in uses):
             continue
+        if runs_at_most_once(facts, loop, change.driver):
+            continue  # ``for a in [0.7414]``: no pass follows the first
         if loop is change.loops[-1] and breaks_out(loop, change.at[0]):
             return None  # the change ends the loop: no pass of it follows
         # A fresh object per iteration that outlives it is late binding (flake8-bugbear B023):

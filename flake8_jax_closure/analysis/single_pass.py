@@ -1,0 +1,75 @@
+"""Loops that never run a second pass: ``for a in [0.7414]``.
+
+A parameter sweep cut down to one value (``A = [0.7414]``, ``for j, a in enumerate(A)``) runs
+its body once: no later pass can reuse a trace made in the first. Only what the code writes
+counts: a list, tuple or set display of at most one element, ``range`` of a literal 0 or 1
+(``range(1)``, ``range(0, 1)``), or ``enumerate``/``reversed``/``zip``/``sorted`` of one, or a
+name its scope binds once, outside any loop, to one and never changes in place.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .facts.model import Scope
+from .facts.queries import Facts
+
+_WRAPPERS = frozenset({"enumerate", "reversed", "sorted", "list", "tuple"})
+
+
+def runs_at_most_once(facts: Facts, loop: ast.AST, scope: Scope) -> bool:
+    """Whether the ``for`` loop's iterable, as written, has at most one item."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    return _at_most_one(facts, loop.iter, scope, depth=0)
+
+
+def _at_most_one(facts: Facts, iterable: ast.expr, scope: Scope, depth: int) -> bool:
+    if depth > 3:
+        return False
+    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+        return len(iterable.elts) <= 1 and not any(
+            isinstance(e, ast.Starred) for e in iterable.elts
+        )
+    if isinstance(iterable, ast.Name):
+        return _bound_to_one(facts, iterable.id, scope, depth)
+    if not isinstance(iterable, ast.Call) or not isinstance(iterable.func, ast.Name):
+        return False
+    called = iterable.func.id
+    if facts.bindings_of(facts.resolve(scope, called), called):
+        return False  # a name the code binds itself, not the builtin
+    if called == "range":
+        return _range_of_at_most_one(iterable)
+    if iterable.keywords and called != "sorted":
+        return False
+    if called in _WRAPPERS and iterable.args:
+        return _at_most_one(facts, iterable.args[0], scope, depth + 1)
+    if called == "zip" and iterable.args:
+        # ``zip`` stops at its shortest iterable.
+        return any(_at_most_one(facts, a, scope, depth + 1) for a in iterable.args)
+    return False
+
+
+def _range_of_at_most_one(call: ast.Call) -> bool:
+    values: list[int] = []
+    for argument in call.args:
+        if not isinstance(argument, ast.Constant) or type(argument.value) is not int:
+            return False
+        values.append(argument.value)
+    if call.keywords:
+        return False
+    if len(values) == 1:
+        return values[0] <= 1
+    if len(values) == 2:
+        return values[1] - values[0] <= 1
+    return False
+
+
+def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:
+    owner = facts.resolve(scope, name)
+    bindings = facts.bindings_of(owner, name)
+    if len(bindings) != 1 or bindings[0].value is None or bindings[0].loops:
+        return False
+    if facts.mutations_of(owner, name):
+        return False  # ``A.append(...)`` adds items
+    return _at_most_one(facts, bindings[0].value, owner, depth + 1)
