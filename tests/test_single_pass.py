@@ -36,6 +36,7 @@ def _reported(loop_head: str, before: str = "") -> bool:
         ("", "for i in range(1):"),
         ("", "for i in range(4, 5):"),
         ("widths = [3]\n", "for i, width in enumerate(widths):"),
+        ("widths = [3]\nsizes = [0] * len(widths)\n", "for width in widths:"),
         ("", "for a, b in zip([1], [1, 2, 3]):"),
         ("", "for width in sorted((3,), reverse=True):"),
     ],
@@ -53,6 +54,8 @@ def test_a_loop_of_one_pass_shows_no_next_pass(before: str, loop_head: str) -> N
         # Grown in place, rebound, or bound in a loop: more items may come.
         ("widths = [3]\nwidths.append(4)\n", "for width in widths:"),
         ("widths = [3]\nwidths = widths + [4]\n", "for width in widths:"),
+        ("widths = [3]\nmore = widths\nmore.append(4)\n", "for width in widths:"),
+        ("widths = [3]\nprint(widths)\n", "for width in widths:"),
         # A ``range`` the module defines itself is not the builtin.
         ("def range(n):\n    return [0, 1]\n\n\n", "for i in range(1):"),
         ("", "for width in sorted((3,), key=abs) * 2:"),

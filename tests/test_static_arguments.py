@@ -71,6 +71,16 @@ def test_new_static_values_after_the_change_trace_anew(options: str, statements:
             "static_argnames=('order', 'mode')",
             "compiled(x, 2)\nscale = 2.0\ncompiled(x, 2, 'mean')\n",
         ),
+        # Both options given: each is taken as written, so ``mode`` given by position is traced.
+        (
+            "static_argnums=1, static_argnames='mode'",
+            "compiled(x, 2, 'sum')\nscale = 2.0\ncompiled(x, 2, 'mean')\n",
+        ),
+        # A comprehension's own variable, not the module's name of that spelling.
+        (
+            "static_argnums=1",
+            "order = 3\ncompiled(x, 2)\nscale = 2.0\n[compiled(x, order) for order in [2]]\n",
+        ),
         # Not a constant: the value is not known.
         ("static_argnums=1", "k = int(x[0])\ncompiled(x, k)\nscale = 2.0\ncompiled(x, 3)\n"),
         # Not static: the values are traced, not keyed.
@@ -83,6 +93,12 @@ def test_new_static_values_after_the_change_trace_anew(options: str, statements:
         (
             "static_argnums=1",
             "for step in [1, 1]:\n    scale = step\n    compiled(x, step)\n",
+        ),
+        # A ``range`` the module defines itself may repeat its values.
+        (
+            "static_argnums=1",
+            "def range(n):\n    return [2] * n\n\n\n"
+            "for step in range(3):\n    scale = step\n    compiled(x, step)\n",
         ),
     ],
 )

@@ -26,8 +26,9 @@ COMPILE_FUNCTIONS: frozenset[str] = frozenset(
 OWN_CACHE_TRANSFORMS: frozenset[str] = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
 
 # Compile transforms that make every argument that is not an array static, hashed by value:
-# ``filter_jit(f)(x, 2.0)`` and ``(x, 3.0)`` are two traces, where ``jax.jit`` shares one.
-NON_ARRAYS_STATIC: frozenset[str] = frozenset({"equinox.filter_jit"})
+# ``filter_jit(f)(x, 2.0)`` and ``(x, 3.0)`` are two traces, where ``jax.jit`` shares one;
+# ``(x, 2.0)`` and ``(x, 2)`` are one (compared by ``==``), where ``jax.jit`` makes two.
+NON_ARRAYS_STATIC: frozenset[str] = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
 
 # Transforms that wrap a function without caching a trace of their own; compiling the wrapper
 # compiles (and caches) the wrapped function.

@@ -72,6 +72,28 @@ def _argument_shapes(
     return shapes  # type: ignore[return-value]
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def bound_by_comprehension(facts: Facts, name: ast.Name) -> bool:
+    """``[f(x, order) for order in orders]``: the comprehension's own variable, not the name
+    of the same spelling its scope binds."""
+    node: ast.AST | None = facts.parent(name)
+    while node is not None and not isinstance(node, ast.stmt):
+        if isinstance(node, _COMPREHENSIONS) and any(
+            isinstance(target, ast.Name) and target.id == name.id
+            for generator in node.generators
+            for target in ast.walk(generator.target)
+        ):
+            return True
+        if isinstance(node, ast.Lambda) and name.id in {
+            a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+        }:
+            return True
+        node = facts.parent(node)
+    return False
+
+
 def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
     """``jax.vmap(callee)`` (or ``in_axes=0``): maps every argument over its first axis."""
     func = call.func
@@ -89,7 +111,7 @@ def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
 
 def _named(facts: Facts, expr: ast.expr, scope: Scope) -> ast.expr:
     """What a name bound once in ``scope`` itself holds; else the expression."""
-    if not isinstance(expr, ast.Name):
+    if not isinstance(expr, ast.Name) or bound_by_comprehension(facts, expr):
         return expr
     owner = facts.resolve(scope, expr.id)
     if owner is not scope:

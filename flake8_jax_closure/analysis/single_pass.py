@@ -4,7 +4,8 @@ A parameter sweep cut down to one value (``A = [0.7414]``, ``for j, a in enumera
 its body once: no later pass can reuse a trace made in the first. Only what the code writes
 counts: a list, tuple or set display of at most one element, ``range`` of a literal 0 or 1
 (``range(1)``, ``range(0, 1)``), or ``enumerate``/``reversed``/``zip``/``sorted`` of one, or a
-name its scope binds once, outside any loop, to one and never changes in place.
+name its scope binds once, outside any loop, to one, never changes in place, and reads only to
+loop over it or take its length.
 """
 
 from __future__ import annotations
@@ -72,4 +73,20 @@ def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:
         return False
     if facts.mutations_of(owner, name):
         return False  # ``A.append(...)`` adds items
+    # Read only where nothing can add items through another reference: as what a loop runs
+    # over, or to take its length (``more = A; more.append(x)`` or ``grow(A)`` could).
+    if not all(_only_iterated(facts, read.node) for read in facts.reads_of(owner, name)):
+        return False
     return _at_most_one(facts, bindings[0].value, owner, depth + 1)
+
+
+def _only_iterated(facts: Facts, node: ast.AST) -> bool:
+    parent = facts.parent(node)
+    if isinstance(parent, ast.Call) and node in parent.args:
+        callee = parent.func
+        if isinstance(callee, ast.Name) and callee.id in (*_WRAPPERS, "zip", "len"):
+            if callee.id == "len":
+                return True
+            return _only_iterated(facts, parent)
+        return False
+    return isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node

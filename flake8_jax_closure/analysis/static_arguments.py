@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .compiled import CompiledFunction, Form
 from .facts.model import Scope, ScopeKind
 from .facts.queries import Facts
+from .shapes import bound_by_comprehension
 
 # What one static argument is given at a call: how (position or keyword), and the constant with
 # its type (JAX compares static values with their types: ``2`` and ``2.0`` are two traces).
@@ -27,11 +28,23 @@ StaticValue = tuple[str, str, object]
 
 
 @dataclass(frozen=True)
-class StaticParameters:
-    """The compiled function's static parameters, by name, with their positions."""
+class StaticParameter:
+    """A static parameter: its index among the positional parameters (None: keyword-only),
+    and the ways of passing it that JAX keys by value. Given both ``static_argnums`` and
+    ``static_argnames``, JAX takes each as written: a parameter named by position only is
+    traced when given by keyword, and the other way round; given one, it infers the other."""
 
-    # Parameter name -> its index among the positional parameters (None: keyword-only).
-    positions: tuple[tuple[str, int | None], ...]
+    name: str
+    index: int | None
+    by_position: bool
+    by_keyword: bool
+
+
+@dataclass(frozen=True)
+class StaticParameters:
+    """The compiled function's static parameters."""
+
+    parameters: tuple[StaticParameter, ...]
 
 
 def static_parameters(sites: list[CompiledFunction]) -> StaticParameters | None:
@@ -51,6 +64,8 @@ def _declared(site: CompiledFunction) -> StaticParameters | None:
     function = site.function
     if call is None or site.scope.parent is None or site.scope.parent.kind is ScopeKind.CLASS:
         return None
+    if site.site_scope.kind is ScopeKind.CLASS:
+        return None  # ``run = jax.jit(f)`` in a class body binds like a method: ``self`` first
     # ``jax.jit(partial(f, a), static_argnums=1)`` counts positions of what ``partial`` left.
     given = [a for a in call.args if not _is_transform(a)]
     if site.form is not Form.DECORATOR and not (
@@ -62,7 +77,9 @@ def _declared(site: CompiledFunction) -> StaticParameters | None:
         return None
     positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
     keyword_only = [a.arg for a in arguments.kwonlyargs]
-    names: set[str] = set()
+    by_number: set[str] = set()
+    by_name: set[str] = set()
+    options = {k.arg for k in call.keywords}
     for keyword in call.keywords:
         if keyword.arg not in ("static_argnums", "static_argnames"):
             continue
@@ -71,20 +88,25 @@ def _declared(site: CompiledFunction) -> StaticParameters | None:
             return None
         for constant in constants:
             if keyword.arg == "static_argnums":
-                if type(constant) is not int or not -len(positional) <= constant < len(positional):
+                if type(constant) is not int or not 0 <= constant < len(positional):
                     return None
-                names.add(positional[constant])
+                by_number.add(positional[constant])
             elif isinstance(constant, str) and constant in (*positional, *keyword_only):
-                names.add(constant)
+                by_name.add(constant)
             else:
                 return None
-    if not names:
+    if not by_number | by_name:
         return None
-    return StaticParameters(
-        tuple(
-            sorted((name, positional.index(name) if name in positional else None) for name in names)
-        ),
-    )
+    both = {"static_argnums", "static_argnames"} <= options
+    parameters = []
+    for name in sorted(by_number | by_name):
+        index = positional.index(name) if name in positional else None
+        if both:
+            by_position, by_keyword = name in by_number, name in by_name
+        else:
+            by_position, by_keyword = index is not None, True
+        parameters.append(StaticParameter(name, index, by_position, by_keyword))
+    return StaticParameters(tuple(parameters))
 
 
 def _is_transform(argument: ast.expr) -> bool:
@@ -110,15 +132,14 @@ def static_values(
     ):
         return None
     given: list[StaticValue] = []
-    for name, index in static.positions:
-        keyword = next((k.value for k in call.keywords if k.arg == name), None)
-        if index is not None and index < len(call.args):
-            value, how = call.args[index], f"position {index}"
-        elif keyword is not None:
-            value, how = keyword, f"keyword {name}"
-        else:
+    for parameter in static.parameters:
+        form = _given(parameter, call)
+        if form is None:
             given.append(("default", "", None))  # JAX keys the call without it
             continue
+        how, value, static_there = form
+        if not static_there:
+            return None  # passed where JAX traces it: not a static value
         constant = _constant(facts, value, scope)
         if constant is None:
             return None
@@ -126,9 +147,22 @@ def static_values(
     return tuple(given)
 
 
+def _given(parameter: StaticParameter, call: ast.Call) -> tuple[str, ast.expr, bool] | None:
+    """How the call passes the parameter, what, and whether JAX keys it there by value."""
+    index = parameter.index
+    if index is not None and index < len(call.args):
+        return f"position {index}", call.args[index], parameter.by_position
+    for keyword in call.keywords:
+        if keyword.arg == parameter.name:
+            return f"keyword {parameter.name}", keyword.value, parameter.by_keyword
+    return None
+
+
 def _constant(facts: Facts, value: ast.expr, scope: Scope) -> tuple[object] | None:
     """The constant ``value`` holds, in a one-element tuple (it may be ``None`` itself)."""
     if isinstance(value, ast.Name):
+        if bound_by_comprehension(facts, value):
+            return None
         owner = facts.resolve(scope, value.id)
         bindings = facts.bindings_of(owner, value.id)
         if owner is not scope or len(bindings) != 1 or bindings[0].value is None:
@@ -146,26 +180,32 @@ def _constant(facts: Facts, value: ast.expr, scope: Scope) -> tuple[object] | No
     return None
 
 
-def counter_of_each_pass(static: StaticParameters, call: ast.Call, loop: ast.AST) -> bool:
+def counter_of_each_pass(
+    facts: Facts, static: StaticParameters, call: ast.Call, loop: ast.AST, scope: Scope
+) -> bool:
     """The call gives a static parameter the counter of ``loop`` itself (``for step in
     range(n)``, ``for i, batch in enumerate(data)``), which the body does not rebind: a new
     value in every pass, so every pass traces anew."""
-    counter = _counter(loop)
+    counter = _counter(facts, loop, scope)
     if counter is None:
         return False
-    for name, index in static.positions:
-        keyword = next((k.value for k in call.keywords if k.arg == name), None)
-        value = call.args[index] if index is not None and index < len(call.args) else keyword
+    for parameter in static.parameters:
+        form = _given(parameter, call)
+        if form is None or not form[2]:
+            continue
+        value = form[1]
         if isinstance(value, ast.Name) and value.id == counter and not _rebinds(loop, counter):
             return True
     return False
 
 
-def _counter(loop: ast.AST) -> str | None:
+def _counter(facts: Facts, loop: ast.AST, scope: Scope) -> str | None:
     if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call):
         return None
     source = loop.iter.func
     called = source.id if isinstance(source, ast.Name) else None
+    if called is None or facts.bindings_of(facts.resolve(scope, called), called):
+        return None  # not the builtin: a ``range`` the code defines may repeat values
     target = loop.target
     if called == "range" and isinstance(target, ast.Name):
         return target.id

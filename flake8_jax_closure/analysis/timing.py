@@ -948,13 +948,21 @@ def _traced_anew(graph: CallGraph, life: CompiledLife, change: Event, uses: list
 
 
 def _static_key(graph: CallGraph, life: CompiledLife, use: Event) -> tuple[StaticValue, ...] | None:
-    """What a compiled call gives the static parameters, as constants; None if unknown."""
+    """What a compiled call gives the static parameters, as constants; None if unknown. Only
+    a call by a plain name: ``obj.run(...)`` may bind ``obj`` as a first argument."""
+    call = _plain_call(graph, life, use)
+    if call is None or life.static is None:
+        return None
+    return static_values(graph.facts, life.static, call, use.driver)
+
+
+def _plain_call(graph: CallGraph, life: CompiledLife, use: Event) -> ast.Call | None:
     if life.static is None or use.kind is not EventKind.RUN or use.via is not None:
         return None
     call = graph.facts.parent(use.node) if use.node is not None else None
     if not isinstance(call, ast.Call) or call.func is not use.node:
         return None
-    return static_values(graph.facts, life.static, call, use.driver)
+    return call if isinstance(call.func, ast.Name) else None
 
 
 def _new_static_values(
@@ -987,14 +995,8 @@ def _static_counter_each_pass(
     if static is None or not in_loop:
         return False
     for use in in_loop:
-        call = graph.facts.parent(use.node) if use.node is not None else None
-        if (
-            use.kind is not EventKind.RUN
-            or use.via is not None
-            or not isinstance(call, ast.Call)
-            or call.func is not use.node
-            or not counter_of_each_pass(static, call, loop)
-        ):
+        call = _plain_call(graph, life, use)
+        if call is None or not counter_of_each_pass(graph.facts, static, call, loop, use.driver):
             return False
     return True
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from ..analysis.compiled import Form
 from ..analysis.facts.model import Scope
-from ..analysis.names import NON_ARRAYS_STATIC
 from ..diagnostics import Applicability
 from ..positions import Span
 
@@ -18,7 +17,7 @@ from ..positions import Span
 # values positionally (see ``mapped``).
 POSITIONAL_TRANSFORMS = frozenset({"jax.pmap"})
 # Transforms without ``static_argnames``; equinox treats every non-array argument as static.
-STATIC_BY_ITSELF = NON_ARRAYS_STATIC
+STATIC_BY_ITSELF = frozenset({"equinox.filter_jit"})
 
 
 class NoFix(Exception):
