@@ -71,6 +71,13 @@ def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:
     bindings = facts.bindings_of(owner, name)
     if len(bindings) != 1 or bindings[0].value is None or bindings[0].loops:
         return False
+    statement = bindings[0].node
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return False  # ``extra = (widths := [3])`` names the list twice
     if facts.mutations_of(owner, name):
         return False  # ``A.append(...)`` adds items
     # Read only where nothing can add items through another reference: as what a loop runs

@@ -72,6 +72,11 @@ def _declared(site: CompiledFunction) -> StaticParameters | None:
         given and isinstance(given[0], (ast.Name, ast.Lambda))
     ):
         return None
+    # Another decorator (``@logged`` without ``functools.wraps``) hands JAX another signature:
+    # it reads positions and names from what it is given, not from this ``def``.
+    decorators = getattr(function, "decorator_list", [])
+    if len(decorators) > (1 if site.form is Form.DECORATOR else 0):
+        return None
     arguments = function.args
     if arguments.vararg is not None:
         return None
@@ -194,9 +199,21 @@ def counter_of_each_pass(
         if form is None or not form[2]:
             continue
         value = form[1]
-        if isinstance(value, ast.Name) and value.id == counter and not _rebinds(loop, counter):
+        if (
+            isinstance(value, ast.Name)
+            and value.id == counter
+            and not _rebinds(loop, counter)
+            and not _bound_elsewhere(facts, loop, counter, scope)
+        ):
             return True
     return False
+
+
+def _bound_elsewhere(facts: Facts, loop: ast.AST, counter: str, scope: Scope) -> bool:
+    """The counter's name is bound by other code that may run in the loop: a function
+    declaring it ``global`` or ``nonlocal`` (``def restart(): global stage; stage = 0``)."""
+    owner = facts.resolve(scope, counter)
+    return any(b.scope is not scope for b in facts.bindings_of(owner, counter))
 
 
 def _counter(facts: Facts, loop: ast.AST, scope: Scope) -> str | None:

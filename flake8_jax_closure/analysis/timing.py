@@ -604,7 +604,7 @@ def stale_path(
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
                     # Every call gives a static argument the pass's own counter.
-                    or _static_counter_each_pass(graph, life, loop, here)
+                    or _static_counter_each_pass(graph, life, loop, event, here)
                 )
             )
         ):
@@ -987,9 +987,10 @@ def _new_static_values(
 
 
 def _static_counter_each_pass(
-    graph: CallGraph, life: CompiledLife, loop: ast.AST, uses: list[Event]
+    graph: CallGraph, life: CompiledLife, loop: ast.AST, change: Event, uses: list[Event]
 ) -> bool:
-    """Every compiled call in the loop gives a static argument the loop's own counter."""
+    """Every compiled call in the loop gives a static argument the loop's own counter, with
+    no inner loop around both the change and the call."""
     static = life.static
     in_loop = [u for u in uses if loop in u.loops]
     if static is None or not in_loop:
@@ -997,6 +998,10 @@ def _static_counter_each_pass(
     for use in in_loop:
         call = _plain_call(graph, life, use)
         if call is None or not counter_of_each_pass(graph.facts, static, call, loop, use.driver):
+            return False
+        # An inner loop around both the change and the call repeats with the same counter.
+        inner = change.loops[change.loops.index(loop) + 1 :] if loop in change.loops else ()
+        if any(other in use.loops for other in inner):
             return False
     return True
 
