@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
@@ -933,18 +935,30 @@ def _by_object(uses: list[Event]) -> list[list[Event]]:
     return [[u for u in uses if u.origin == origin] + shared for origin in sorted(origins)]
 
 
+_Key = TypeVar("_Key", bound=Hashable)
+
+
 def _traced_anew(graph: CallGraph, life: CompiledLife, change: Event, uses: list[Event]) -> bool:
     """Every call after the change passes literal arrays of a shape (or Python numbers of a
     kind, or of a value where they are static) no call before it passed: JAX traces again,
     reading the new value."""
-    before: set[tuple[Shape, ...]] = set()
-    after: set[tuple[Shape, ...]] = set()
+    keys = _keys_around(graph, change, uses, partial(_written_shapes, graph, life))
+    return keys is not None and bool(keys[1]) and not keys[0] & keys[1]
+
+
+def _keys_around(
+    graph: CallGraph, change: Event, uses: list[Event], key_of: Callable[[Event], _Key | None]
+) -> tuple[set[_Key], set[_Key]] | None:
+    """The keys of the calls before the change and of those after it; None when one is not
+    known."""
+    before: set[_Key] = set()
+    after: set[_Key] = set()
     for use in uses:
-        shapes = _written_shapes(graph, life, use)
-        if shapes is None:
-            return False
-        (before if precedes(graph.facts, use, change) else after).add(shapes)
-    return bool(after) and not after & before
+        key = key_of(use)
+        if key is None:
+            return None
+        (before if precedes(graph.facts, use, change) else after).add(key)
+    return before, after
 
 
 def _static_key(graph: CallGraph, life: CompiledLife, use: Event) -> tuple[StaticValue, ...] | None:
@@ -973,13 +987,10 @@ def _new_static_values(
     reading the new value."""
     if life.static is None:
         return False
-    before: set[tuple[StaticValue, ...]] = set()
-    after: set[tuple[StaticValue, ...]] = set()
-    for use in uses:
-        key = _static_key(graph, life, use)
-        if key is None:
-            return False
-        (before if precedes(graph.facts, use, change) else after).add(key)
+    keys = _keys_around(graph, change, uses, partial(_static_key, graph, life))
+    if keys is None:
+        return False
+    before, after = keys
     forms = {tuple(how for how, _, _ in key) for key in before | after}
     # One argument given by keyword at one call and by position at another: JAX keys them
     # apart, but which call then reuses which trace is left undecided.
