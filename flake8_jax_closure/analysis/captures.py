@@ -62,6 +62,7 @@ from .handed import Handing, ParameterChanges
 from .names import FUNCTIONAL_PACKAGES
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
+from .repeated_setting import sets_what_it_holds
 from .steady import same_in_every_pass
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
@@ -226,6 +227,8 @@ class CaptureAnalysis:
         for read in reads:
             if read.in_assert or self._receiver_of_own_mutation(read) or self._stored_into(read):
                 continue
+            if after_a_jump(facts.tree, read.node):
+                continue  # after a ``return`` in its block: no trace runs the line
             if self._only_printed(read) or self._only_into_unread_locals(read):
                 continue
             if read.scope is not scope and self._on_host(read.scope, scope):
@@ -547,6 +550,7 @@ class CaptureAnalysis:
             for b in rebindings
             if not keeps_fields_read(facts, b, fields)
             and not waits_for_itself(facts, b)
+            and not sets_what_it_holds(facts, b, bindings)
             and not self._set_once_before_read(b, compiled.scope, bindings, initial, reads or [])
         ]
         mutations: list[Mutation] = []

@@ -76,6 +76,16 @@ def last_component(qualified_name: str) -> str:
     return qualified_name.rsplit(".", 1)[-1]
 
 
+def dotted_name(expr: ast.expr) -> str | None:
+    """``a.b.c`` for that chain of attributes of a name; None for any other expression."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        inner = dotted_name(expr.value)
+        return None if inner is None else f"{inner}.{expr.attr}"
+    return None
+
+
 def last_name(expr: ast.expr) -> str | None:
     """``c`` for ``a.b.c`` or ``c``; None for any other expression."""
     if isinstance(expr, ast.Attribute):

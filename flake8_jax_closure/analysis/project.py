@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
+from .names import dotted_name
 from .unread import rewrites_functions
 
 if TYPE_CHECKING:
@@ -180,21 +181,12 @@ def _targets(
             return [(walk.aliases[base], func.attr)]
         return [(module, f"{base}.{func.attr}") for module in walk.starred]
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
-        dotted = _dotted(func.value)
+        dotted = dotted_name(func.value)
         if dotted is not None and dotted.split(".")[0] in walk.aliases:
             head, _, rest = dotted.partition(".")
             module = walk.aliases[head] + (f".{rest}" if rest else "")
             return [(module, func.attr)]
     return []
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
 
 
 def module_names(path: Path, root: Path) -> frozenset[str]:

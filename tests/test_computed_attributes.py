@@ -1,0 +1,75 @@
+"""``getattr(module, name)`` with a computed name takes a member of that module: never a
+method of the module's own objects, unless the code stores such a method into the module."""
+
+from __future__ import annotations
+
+import pytest
+
+from flake8_jax_closure.engine import check_source
+from flake8_jax_closure.settings import Settings
+
+SOURCE = """import importlib
+import math
+
+import jax
+import jax.numpy as jnp
+{imports}
+
+class Experiment:
+    def __init__(self, lr, name):
+        self.lr = lr
+        self.name = name
+        self.modules = importlib.import_module("jax.nn")
+        self.scale = 1.0
+        self.train_fn = jax.jit(self._train_fn)
+
+    def reset(self):
+        self.scale = self.lr * 2.0
+
+    def _train_fn(self, x):
+        return x * self.scale
+
+    def step(self, x):
+        out = self.train_fn(x)
+        {lookup}
+        return out
+
+
+experiment = Experiment(0.1, "reset")
+{before}
+for _ in range(3):
+    experiment.step(jnp.ones(2))
+"""
+
+
+def _reported(lookup: str, imports: str = "", before: str = "") -> bool:
+    source = SOURCE.format(lookup=lookup, imports=imports, before=before)
+    return bool(check_source(source, Settings()))
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    [
+        "getattr(math, self.name)(0.5)",
+        "getattr(jax.nn, self.name)(0.5)",
+        "getattr(self.modules, self.name)(0.5)",
+    ],
+)
+def test_a_member_of_a_module_is_no_method_of_the_object(lookup: str) -> None:
+    assert not _reported(lookup)
+
+
+@pytest.mark.parametrize(
+    ("lookup", "imports", "before"),
+    [
+        ("getattr(self, self.name)()", "", ""),
+        ("getattr(hooks, self.name)()", "import hooks", "hooks.reset = experiment.reset"),
+        # Handed the method, or the object whose methods it may call.
+        ("getattr(jax.tree_util, self.name)(self.reset, 1.0)", "", ""),
+        ("hook = getattr(math, self.name)\n        hook(self)", "", ""),
+        ("hook = self.reset\n        getattr(math, self.name)(hook)", "", ""),
+        ("jax.tree_util.tree_map(getattr(math, self.name), x)", "", ""),
+    ],
+)
+def test_a_lookup_that_may_take_the_method_counts(lookup: str, imports: str, before: str) -> None:
+    assert _reported(lookup, imports, before)
