@@ -4,8 +4,12 @@ read of a trace."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
+from flake8_jax_closure.analysis.facts.queries import Facts
+from flake8_jax_closure.analysis.repeated_setting import sets_what_it_holds
 from flake8_jax_closure.engine import check_source
 from flake8_jax_closure.settings import Settings
 
@@ -143,3 +147,25 @@ def test_a_read_after_a_return_is_no_read() -> None:
     assert not check_source(source, Settings())
     reachable = source.replace("    return x\n", "    if x.ndim:\n        return x\n")
     assert check_source(reachable, Settings())
+
+
+def test_a_name_bound_again_in_each_pass_is_no_fixed_value() -> None:
+    """``rate`` is bound once in the text, but again in every pass: the replace after that
+    binding may set another value than the one before it."""
+    source = (
+        "config = Config()\n"
+        "for step in range(3):\n"
+        "    config = config._replace(scale=rate)\n"
+        "    rate = step * 2.0\n"
+        "    config = config._replace(scale=rate)\n"
+    )
+    facts = Facts(ast.parse(source), source)
+    bindings = facts.bindings_of(facts.module_scope, "config")
+    last = max(bindings, key=lambda b: b.at)
+    assert not sets_what_it_holds(facts, last, bindings)
+    fixed = source.replace("    rate = step * 2.0\n", "").replace(
+        "config = C", "rate = 2.0\nconfig = C"
+    )
+    facts = Facts(ast.parse(fixed), fixed)
+    bindings = facts.bindings_of(facts.module_scope, "config")
+    assert sets_what_it_holds(facts, max(bindings, key=lambda b: b.at), bindings)

@@ -106,7 +106,8 @@ def _settings(facts: Facts, binding: Binding) -> dict[str, str] | None:
 
 def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
     """A literal (``False``, ``-1``, ``"fwd"``), or a name (with attributes taken from it)
-    bound once and never changed in place: the same value wherever it is written."""
+    bound once, outside any loop, and never changed in place: the same value wherever it is
+    written."""
     try:
         ast.literal_eval(value)
         return True
@@ -121,5 +122,6 @@ def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
     return (
         len(bound) == 1
         and bound[0].kind in (BindingKind.ASSIGN, BindingKind.IMPORT)
-        and not (facts.mutations_of(owner, value.id))
+        and not bound[0].loops  # bound once, not once in every pass
+        and not facts.mutations_of(owner, value.id)
     )
