@@ -53,6 +53,8 @@ def _reported(lookup: str, imports: str = "", before: str = "") -> bool:
         "getattr(math, self.name)(0.5)",
         "getattr(jax.nn, self.name)(0.5)",
         "getattr(self.modules, self.name)(0.5)",
+        # Given names that hold values made otherwise, also by unpacking.
+        "value, _ = jnp.ones(2), 1\n        getattr(math, self.name)(value, x)",
     ],
 )
 def test_a_member_of_a_module_is_no_method_of_the_object(lookup: str) -> None:
@@ -68,6 +70,7 @@ def test_a_member_of_a_module_is_no_method_of_the_object(lookup: str) -> None:
         ("getattr(jax.tree_util, self.name)(self.reset, 1.0)", "", ""),
         ("hook = getattr(math, self.name)\n        hook(self)", "", ""),
         ("hook = self.reset\n        getattr(math, self.name)(hook)", "", ""),
+        ("hook, _ = self.reset, 1\n        getattr(math, self.name)(hook)", "", ""),
         ("jax.tree_util.tree_map(getattr(math, self.name), x)", "", ""),
     ],
 )

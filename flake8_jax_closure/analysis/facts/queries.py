@@ -315,14 +315,18 @@ class Facts:
                 and argument.id == owner.params[0]
                 and (owner.parent is not None and owner.parent.kind is ScopeKind.CLASS)
             )
-        return any(
-            b.value is None
-            or any(
+        for binding in self.bindings_of(owner, argument.id):
+            value = binding.value
+            if value is None:
+                # ``logits, state = net.apply(...)``: what the whole statement assigns.
+                statement = self.statement_of(binding.node)
+                value = statement.value if isinstance(statement, ast.Assign) else None
+            if value is None or any(
                 (isinstance(n, ast.Attribute) and n.attr == attr) or isinstance(n, ast.Lambda)
-                for n in ast.walk(b.value)
-            )
-            for b in self.bindings_of(owner, argument.id)
-        )
+                for n in ast.walk(value)
+            ):
+                return True
+        return False
 
     def _made_by_importing(self, attr: str) -> bool:
         """Every store into ``<object>.attr`` is ``importlib.import_module(...)``: a module."""
