@@ -59,6 +59,7 @@ from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RE
 from .facts.queries import Facts
 from .guards import is_none, returns_when_set, unset_name
 from .handed import Handing, ParameterChanges
+from .memo_tables import fills_a_table
 from .names import FUNCTIONAL_PACKAGES
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
@@ -616,6 +617,7 @@ class CaptureAnalysis:
                 and not sets_split_structure(facts, c)
                 and not self._before_memoised_making(c, compiled)
                 and not (isinstance(c, Mutation) and any(_covers(f, c.path) for f in fed or ()))
+                and not (isinstance(c, Mutation) and fills_a_table(facts, c))
             ),
             key=_change_at,
         )
