@@ -1,5 +1,6 @@
 """``getattr(module, name)`` with a computed name takes a member of that module: never a
-method of the module's own objects, unless the code stores such a method into the module."""
+method of the file's own objects, unless the file stores or hands such a method to the module,
+the module is the running script, or the file hands the member something of its own."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def _reported(lookup: str, imports: str = "", before: str = "") -> bool:
         "getattr(self.modules, self.name)(0.5)",
         # Given names that hold values made otherwise, also by unpacking.
         "value, _ = jnp.ones(2), 1\n        getattr(math, self.name)(value, x)",
+        # Given data kept on the object: no method of that name, and no store of code there.
+        "getattr(math, self.name)(self.lr, **self.options)",
     ],
 )
 def test_a_member_of_a_module_is_no_method_of_the_object(lookup: str) -> None:
@@ -72,6 +75,18 @@ def test_a_member_of_a_module_is_no_method_of_the_object(lookup: str) -> None:
         ("hook = self.reset\n        getattr(math, self.name)(hook)", "", ""),
         ("hook, _ = self.reset, 1\n        getattr(math, self.name)(hook)", "", ""),
         ("jax.tree_util.tree_map(getattr(math, self.name), x)", "", ""),
+        # What the member makes is run, or it is given an object of the file's class.
+        ("getattr(operator, self.name)(self.name)(self)", "import operator", ""),
+        ("getattr(operator, self.name)(self.name)(experiment)", "import operator", ""),
+        ("getattr(math, self.name)(Experiment(0.2, 'reset'))", "", ""),
+        # The running script, or a module the file hands its functions to.
+        ("getattr(importlib.import_module(__name__), self.name)()", "", ""),
+        (
+            "getattr(hooks, self.name)()",
+            "import hooks",
+            "@hooks.register\ndef reset():\n    experiment.reset()",
+        ),
+        ("getattr(hooks, self.name)()", "import hooks", "hooks.register(experiment.reset)"),
     ],
 )
 def test_a_lookup_that_may_take_the_method_counts(lookup: str, imports: str, before: str) -> None:

@@ -68,10 +68,6 @@ def _reported(before: str, after: str) -> bool:
             "    config = config._replace(scale=2.0)\n",
             "config = config._replace(scale=2.0)\n",
         ),
-        (
-            "config = dataclasses.replace(config, scale=2.0)\n",
-            "config = dataclasses.replace(config, scale=2.0)\n",
-        ),
     ],
 )
 def test_replacing_a_field_with_what_it_holds_changes_nothing(before: str, after: str) -> None:
@@ -111,6 +107,11 @@ def test_replacing_a_field_with_what_it_holds_changes_nothing(before: str, after
         (
             "config = config._replace(scale=float(2))\n",
             "config = config._replace(scale=float(2))\n",
+        ),
+        # A dataclass, which code may change through another name between the two.
+        (
+            "config = dataclasses.replace(config, scale=2.0)\n",
+            "config = dataclasses.replace(config, scale=2.0)\n",
         ),
         # Changed in place, or replaced from another record.
         (

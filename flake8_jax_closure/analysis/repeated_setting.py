@@ -2,23 +2,23 @@
 
 ``config = config._replace(snapshots=False)`` written a second time, on a ``config`` that an
 earlier ``_replace(snapshots=False)`` already set so, with nothing in between setting that field
-otherwise: a ``NamedTuple``'s ``_replace``, a dataclass's ``dataclasses.replace`` and a flax or
-chex record's ``.replace`` copy every other field, so the new value equals the old one, and a
-compiled call that traced with the old value computes what the new one gives.
+otherwise: a ``NamedTuple``'s ``_replace`` copies every other field into a new tuple, which no
+code can change in place, so the new value equals the old one, and a compiled call that traced
+with the old value computes what the new one gives.
+
+Only ``_replace`` (a mutable dataclass may be changed through another name between the two,
+and a class's own ``replace`` may do anything), and only values that are the same object or an
+equal one each time they are written: literals that make no new mutable object, names bound
+once outside any loop to such a literal or by an import, and a module's members.
 """
 
 from __future__ import annotations
 
 import ast
 
+from .blocks import always_runs_before
 from .facts.model import Binding, BindingKind
 from .facts.queries import Facts
-from .names import dotted_name
-
-# Methods that copy a record with the named fields set (``typing.NamedTuple``, flax's
-# ``struct.dataclass``, chex's dataclasses) and functions that do it for a record handed first.
-_REPLACING_METHODS = frozenset({"_replace", "replace"})
-_REPLACING_FUNCTIONS = frozenset({"dataclasses.replace"})
 
 
 def sets_what_it_holds(facts: Facts, binding: Binding, bindings: list[Binding]) -> bool:
@@ -27,7 +27,7 @@ def sets_what_it_holds(facts: Facts, binding: Binding, bindings: list[Binding]) 
     it already set, no binding between setting those fields otherwise; bindings in a loop
     around it, after it, run between too."""
     fields = _settings(facts, binding)
-    if not fields:
+    if not fields or _defined_here(facts.tree, "_replace"):
         return False
     if any(b.scope is not binding.scope for b in bindings) or facts.mutations_of(
         facts.resolve(binding.scope, binding.name), binding.name
@@ -57,7 +57,9 @@ def _set_before(
             continue
         if settings[field] != value:
             return False
-        if _always_before(before, binding):
+        if always_runs_before(
+            binding.scope.node, _statement(facts, before), _statement(facts, binding)
+        ):
             return True
     return False
 
@@ -70,31 +72,34 @@ def _keeps(facts: Facts, bindings: list[Binding], field: str, value: str) -> boo
     return True
 
 
-def _always_before(earlier: Binding, later: Binding) -> bool:
-    """Whether ``earlier`` runs whenever ``later`` does, before it: it sits in no branch and no
-    loop that ``later`` is not in."""
-    return set(earlier.branches) <= set(later.branches) and {id(x) for x in earlier.loops} <= {
-        id(x) for x in later.loops
-    }
+def _statement(facts: Facts, binding: Binding) -> ast.stmt:
+    statement = facts.statement_of(binding.node)
+    assert statement is not None  # an assignment's target sits in its statement
+    return statement
+
+
+def _defined_here(tree: ast.Module, method: str) -> bool:
+    """Whether a class of the module defines ``method`` itself."""
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method
+        for node in ast.walk(tree)
+    )
 
 
 def _settings(facts: Facts, binding: Binding) -> dict[str, str] | None:
-    """The fields ``name = name._replace(a=1)`` (or ``.replace``, or ``dataclasses.replace(name,
-    a=1)``) sets, each to the dump of a value that is the same wherever it is written: a
-    literal, or a name bound once. None for any other binding."""
+    """The fields ``name = name._replace(a=1)`` sets, each to the dump of a value that is the
+    same wherever it is written. None for any other binding."""
     if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, ast.Call):
         return None
     call = binding.value
-    record: ast.expr | None = None
-    if (
+    if not (
         isinstance(call.func, ast.Attribute)
-        and call.func.attr in _REPLACING_METHODS
+        and call.func.attr == "_replace"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == binding.name
         and not call.args
+        and call.keywords
     ):
-        record = call.func.value
-    elif dotted_name(call.func) in _REPLACING_FUNCTIONS and len(call.args) == 1:
-        record = call.args[0]
-    if not (isinstance(record, ast.Name) and record.id == binding.name) or not call.keywords:
         return None
     settings: dict[str, str] = {}
     for keyword in call.keywords:
@@ -105,23 +110,43 @@ def _settings(facts: Facts, binding: Binding) -> dict[str, str] | None:
 
 
 def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
-    """A literal (``False``, ``-1``, ``"fwd"``), or a name (with attributes taken from it)
-    bound once, outside any loop, and never changed in place: the same value wherever it is
-    written."""
-    try:
-        ast.literal_eval(value)
+    """A literal that makes no mutable object (``False``, ``-1``, ``"fwd"``, ``(1, 2)``), a
+    name bound once, outside any loop, to such a literal or by an import, never changed in
+    place, or a member of an imported module (``diffrax.ForwardMode``): the same value
+    wherever it is written."""
+    if _immutable_literal(value):
         return True
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass  # not a literal
-    while isinstance(value, ast.Attribute):
-        value = value.value
+    if isinstance(value, ast.Attribute):
+        root: ast.expr = value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and _imported(facts, binding, root.id)
     if not isinstance(value, ast.Name) or value.id == binding.name:
         return False
     owner = facts.resolve(binding.scope, value.id)
     bound = facts.bindings_of(owner, value.id)
     return (
         len(bound) == 1
-        and bound[0].kind in (BindingKind.ASSIGN, BindingKind.IMPORT)
         and not bound[0].loops  # bound once, not once in every pass
+        and (
+            bound[0].kind is BindingKind.IMPORT
+            or (bound[0].kind is BindingKind.ASSIGN and _immutable_literal(bound[0].value))
+        )
         and not facts.mutations_of(owner, value.id)
     )
+
+
+def _imported(facts: Facts, binding: Binding, name: str) -> bool:
+    owner = facts.resolve(binding.scope, name)
+    bound = facts.bindings_of(owner, name)
+    return bool(bound) and all(b.kind is BindingKind.IMPORT for b in bound)
+
+
+def _immutable_literal(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return isinstance(value.operand, ast.Constant)
+    if isinstance(value, ast.Tuple):
+        return all(_immutable_literal(item) for item in value.elts)
+    return False

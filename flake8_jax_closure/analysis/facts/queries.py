@@ -17,14 +17,11 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Generic, TypeVar
 
-from ..names import dotted_name
 from ..words import INDEX_AFTER, word_index, word_lines
 from .collector import Collector
+from .imported_members import member_of_an_import
 from .model import AttributeRef, Binding, BindingKind, Mutation, Read, Scope, ScopeKind, Site
 from .skeleton import Skeleton, Unit
-
-# Calls that return a module.
-_IMPORTING_CALLS = frozenset({"importlib.import_module", "import_module", "__import__"})
 
 
 class Facts:
@@ -234,107 +231,8 @@ class Facts:
         found = list(self.attributes.get(attr, []))
         for pattern, refs in self.computed_attributes.items():
             if fnmatchcase(attr, pattern):
-                found.extend(ref for ref in refs if not self._member_of_an_import(ref, attr))
+                found.extend(ref for ref in refs if not member_of_an_import(self, ref))
         return found
-
-    def _member_of_an_import(self, ref: AttributeRef, attr: str) -> bool:
-        """``getattr(optim, config.schedule)`` where ``optim`` is bound only by imports and
-        this module stores nothing into it: a function, class or value that module defines
-        (or a class's own attribute), never an attribute this module's code gives its own
-        objects or a method of an object it made. Not ``import __main__ as hooks``: the
-        running script's globals may hold such a method (``on_epoch_end = trainer.decay``).
-        Nor where what it gives is handed on, or called with something that may hold the
-        method ``attr`` (``getattr(tu, self.mapper)(self.bump, w)``: it may call it)."""
-        if not self._given_no_method(ref, attr):
-            return False
-        base = ref.base
-        if isinstance(base, ast.Attribute) and dotted_name(base) is None:
-            return False
-        if isinstance(base, ast.Attribute) and self._made_by_importing(base.attr):
-            return True  # ``getattr(self.model_module, name)``
-        while isinstance(base, ast.Attribute):
-            base = base.value  # ``getattr(jax.nn, name)``: a member of a member of ``jax``
-        if not isinstance(base, ast.Name):
-            return False
-        owner = self.resolve(ref.scope, base.id)
-        bindings = self.bindings_of(owner, base.id)
-        return (
-            bool(bindings)
-            and all(
-                b.kind is BindingKind.IMPORT and "__main__" not in (b.imported or "").split(".")
-                for b in bindings
-            )
-            and not self.mutations_of(owner, base.id)
-        )
-
-    def _given_no_method(self, ref: AttributeRef, attr: str) -> bool:
-        """What ``ref`` gives is called only (at once, or through the one name it is kept
-        in), and never given ``<object>.attr``, ``self``, a lambda or a name that may hold
-        them."""
-        node = ref.node
-        parent = self.parent(node)
-        calls: list[ast.Call] = []
-        if isinstance(parent, ast.Call):
-            if parent.func is not node:
-                return False  # handed to a call: it may be called with anything
-            calls.append(parent)
-        elif isinstance(parent, ast.Assign):
-            targets = parent.targets
-            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
-                return False
-            name = targets[0].id
-            for read in self.reads_of(self.resolve(ref.scope, name), name):
-                call = self.parent(read.node)
-                if not (isinstance(call, ast.Call) and call.func is read.node):
-                    return False
-                calls.append(call)
-        arguments = [
-            argument.value if isinstance(argument, ast.Starred) else argument
-            for call in calls
-            for argument in (*call.args, *(keyword.value for keyword in call.keywords))
-        ]
-        return not any(self._may_hold_method(ref.scope, a, attr) for a in arguments)
-
-    def _may_hold_method(self, scope: Scope, argument: ast.expr, attr: str) -> bool:
-        if isinstance(argument, ast.Lambda):
-            return True
-        if isinstance(argument, ast.Attribute):
-            return argument.attr == attr
-        if not isinstance(argument, ast.Name):
-            return any(
-                self._may_hold_method(scope, inner, attr)
-                for inner in ast.iter_child_nodes(argument)
-                if isinstance(inner, ast.expr)
-            )
-        owner = self.resolve(scope, argument.id)
-        if argument.id in owner.params:
-            # ``self``, whose methods the function may call; another parameter is what a
-            # call hands in, and a method handed there is followed from that call.
-            return (
-                bool(owner.params)
-                and argument.id == owner.params[0]
-                and (owner.parent is not None and owner.parent.kind is ScopeKind.CLASS)
-            )
-        for binding in self.bindings_of(owner, argument.id):
-            value = binding.value
-            if value is None:
-                # ``logits, state = net.apply(...)``: what the whole statement assigns.
-                statement = self.statement_of(binding.node)
-                value = statement.value if isinstance(statement, ast.Assign) else None
-            if value is None or any(
-                (isinstance(n, ast.Attribute) and n.attr == attr) or isinstance(n, ast.Lambda)
-                for n in ast.walk(value)
-            ):
-                return True
-        return False
-
-    def _made_by_importing(self, attr: str) -> bool:
-        """Every store into ``<object>.attr`` is ``importlib.import_module(...)``: a module."""
-        stores = [m for m in self.attribute_changes(attr) if m.path == (f".{attr}",)]
-        return bool(stores) and all(
-            isinstance(m.value, ast.Call) and dotted_name(m.value.func) in _IMPORTING_CALLS
-            for m in stores
-        )
 
     def reads_within(self, scope: Scope) -> Iterator[Read]:
         """Every read in ``scope`` and the scopes nested in it."""

@@ -1,0 +1,78 @@
+"""Where a statement sits: the blocks from a function's (or the module's) body in to it.
+
+Each step of the way is a statement list and the part that holds it: an ``if``'s body or its
+``else``, a loop's body or its ``else``, a ``try``'s body, a handler, its ``else`` or its
+``finally``, a ``with``'s body, a ``match`` case. Rules that ask whether one statement always
+runs before another, or whether an error may be caught around a read, read it from there.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+# The fields of a statement, or of a handler or case, that hold statement lists.
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+@dataclass(frozen=True)
+class Step:
+    """A statement list on the way in: ``owner.field`` (``owner`` a statement, a handler or
+    a ``match`` case; the function or module itself for the outermost one) and the item of
+    it that holds what is looked for."""
+
+    owner: ast.AST
+    field: str
+    block: list[ast.AST]
+    holding: ast.AST
+
+
+def steps_to(root: ast.AST, node: ast.AST) -> list[Step]:
+    """The statement lists from ``root`` in to ``node``, outermost first; empty when ``node``
+    is not in ``root``'s own code (it sits in a nested function or class, or nowhere)."""
+    start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    end = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+    steps: list[Step] = []
+    current = root
+    while current is not node:
+        found = None
+        for field in _BLOCK_FIELDS:
+            block = getattr(current, field, None)
+            if not isinstance(block, list):
+                continue
+            for child in block:
+                if _span(child)[0] <= start and end <= _span(child)[1]:
+                    found = Step(current, field, block, child)
+                    break
+            if found is not None:
+                break
+        if found is None:
+            return []
+        steps.append(found)
+        current = found.holding
+        if current is not node and isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            return []
+    return steps
+
+
+def always_runs_before(root: ast.AST, earlier: ast.stmt, later: ast.stmt) -> bool:
+    """Whether ``earlier`` stands in a statement list on the way in to ``later``, before the
+    statement there that holds ``later``: whenever ``later`` runs, ``earlier`` ran just before
+    in the same pass (an error or a jump after it skips ``later`` too)."""
+    to_earlier = steps_to(root, earlier)
+    if not to_earlier:
+        return False
+    block = to_earlier[-1].block
+    for step in steps_to(root, later):
+        if step.block is block:
+            return block.index(earlier) < block.index(step.holding)
+    return False
+
+
+def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (
+        (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)),
+        (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0),
+    )
