@@ -1,26 +1,26 @@
-"""A table that only gains entries: ``if n not in _CACHE: _CACHE[n] = hermgauss(n)``.
+"""A table that only gains entries: a memoising function ``if n not in _CACHE: _CACHE[n] =
+hermgauss(n); return _CACHE[n]``.
 
-A module-level dict, bound once to ``{}``, whose changes only ever store entries: a store under
-a key that the ``if`` around it has just found missing changes no entry that was there.
-Code that reads it only by taking an entry (``_CACHE[n]``) reads what that entry holds for good:
-a trace that read an entry computes what any later read of it gives, and a read of an entry not
-yet stored raises ``KeyError``, so no trace can read it before the store. Filling the table is
-no change a compiled call can go stale on.
+A module-level dict, bound once to ``{}``, whose one change is that store, under a test that
+has just found the key missing, of a value no code can change in place (a JAX array, a tuple of
+them, a constant), and which nothing reads but that function's test, its store and its
+``return _CACHE[n]``: each entry, once there, is what every later read gives, and no read can
+find it missing. Filling the table is no change a compiled call can go stale on.
 """
 
 from __future__ import annotations
 
 import ast
 
-from .blocks import steps_to
-from .facts.model import BindingKind, Mutation
+from .bindings import same_tree
+from .blocks import always_runs_before, steps_to
+from .facts.model import BindingKind, Mutation, Scope, ScopeKind
 from .facts.queries import Facts
 
 
 def fills_a_table(facts: Facts, mutation: Mutation) -> bool:
-    """Whether ``mutation`` stores a missing entry of a table that no change takes entries
-    out of, read only entry by entry (see the module docstring). Another store may still
-    replace an entry (``_CACHE[n] = refined``): that store is the change then."""
+    """Whether ``mutation`` is the store of such a memoising function (see the module
+    docstring)."""
     name = mutation.name
     owner = facts.resolve(mutation.scope, name)
     bindings = facts.bindings_of(owner, name)
@@ -28,19 +28,21 @@ def fills_a_table(facts: Facts, mutation: Mutation) -> bool:
         return False
     if bindings[0].kind is not BindingKind.ASSIGN or bindings[0].loops:
         return False
-    changes = facts.mutations_of(owner, name)
-    guard = _guard_of_store(facts, mutation, changes)
-    if guard is None:
+    if facts.mutations_of(owner, name) != [mutation]:
+        return False  # stored elsewhere too: one store may replace what another put there
+    target = _stored_entry(mutation)
+    function = mutation.scope
+    if target is None or function.kind is not ScopeKind.FUNCTION:
         return False
-    guards: list[ast.Compare] = []
-    for change in changes:
-        if _stored_entry(change) is None:
-            return False  # an entry taken out, or the table changed otherwise
-        other = _guard_of_store(facts, change, changes)
-        if other is not None:
-            guards.append(other)
+    if not _fixed_key(facts, function, target.slice):
+        return False
+    guard = _guard_of_store(facts, mutation, target)
+    if guard is None or not _unchanging(facts, function, mutation.node, target):
+        return False
     return all(
-        _takes_an_entry(facts, read.scope.node, read.node, guards)
+        read.scope is function
+        and (facts.parent(read.node) is guard or _returned_entry(facts, read.node, target))
+        or facts.parent(read.node) is target
         for read in facts.reads_of(owner, name)
     )
 
@@ -71,89 +73,89 @@ def _stored_entry(change: Mutation) -> ast.Subscript | None:
     return None
 
 
-def _guard_of_store(facts: Facts, change: Mutation, changes: list[Mutation]) -> ast.Compare | None:
-    """The test ``key not in table`` of the ``if`` whose body holds the store ``table[key] =
-    value`` as the one change of the table there, with no loop between them and nothing there
-    binding a name of the key; None for any other change."""
-    target = _stored_entry(change)
-    if target is None:
-        return None
-    key = ast.dump(target.slice)
+def _fixed_key(facts: Facts, function: Scope, key: ast.expr) -> bool:
+    """A literal, or a parameter of the function that nothing in it binds again."""
+    if isinstance(key, ast.Constant):
+        return True
+    return (
+        isinstance(key, ast.Name)
+        and key.id in function.params
+        and facts.resolve(function, key.id) is function
+        and len(facts.bindings_of(function, key.id)) == 1
+    )
+
+
+def _guard_of_store(facts: Facts, change: Mutation, target: ast.Subscript) -> ast.Compare | None:
+    """The test ``key not in table`` of the ``if`` whose body holds the store, with no loop
+    between them."""
     steps = steps_to(change.scope.node, change.node)
     for index, step in enumerate(steps):
         test = getattr(step.owner, "test", None)
-        if not (
+        if (
             isinstance(step.owner, ast.If)
             and step.field == "body"
             and isinstance(test, ast.Compare)
             and len(test.ops) == 1
             and isinstance(test.ops[0], ast.NotIn)
-            and ast.dump(test.left) == key
+            and same_tree(test.left, target.slice)
             and isinstance(test.comparators[0], ast.Name)
             and test.comparators[0].id == change.name
         ):
-            continue
-        inside = steps[index + 1 :]
-        if any(isinstance(s.owner, (ast.For, ast.AsyncFor, ast.While)) for s in inside):
-            return None  # stored again in each pass
-        branch = step.owner
-        if any(c is not change and _within(c.node, branch) for c in changes):
-            return None  # another store under the same test may replace it
-        if any(_binds_in(facts, change, name.id, branch) for name in _names(target.slice)):
-            return None  # the key tested is not the key stored
-        return test
+            inside = steps[index + 1 :]
+            if any(isinstance(s.owner, (ast.For, ast.AsyncFor, ast.While)) for s in inside):
+                return None  # stored again in each pass
+            return test
     return None
 
 
-def _names(expression: ast.expr) -> list[ast.Name]:
-    return [node for node in ast.walk(expression) if isinstance(node, ast.Name)]
-
-
-def _binds_in(facts: Facts, change: Mutation, name: str, branch: ast.If) -> bool:
-    owner = facts.resolve(change.scope, name)
-    return any(_within(b.node, branch) for b in facts.bindings_of(owner, name))
-
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
+def _returned_entry(facts: Facts, node: ast.AST, target: ast.Subscript) -> bool:
+    """``return table[key]``, the key the store uses."""
+    entry = facts.parent(node)
     return (
-        (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
-        <= (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        and (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
-        <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+        isinstance(entry, ast.Subscript)
+        and same_tree(entry.slice, target.slice)
+        and isinstance(facts.parent(entry), ast.Return)
     )
 
 
-# Exceptions a handler catches that a missing entry raises.
-_CATCHING_KEY_ERRORS = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
+def _unchanging(facts: Facts, function: Scope, store: ast.AST, target: ast.Subscript) -> bool:
+    """The stored value is one no code can change in place: a constant, a call of a JAX
+    function (an array), arithmetic or a tuple of those, or names bound to such right
+    before the store, by statements that always run before it."""
+    assert isinstance(store, ast.Assign)
+    return _immutable(facts, function, store.value, store, depth=2)
 
 
-def _takes_an_entry(facts: Facts, root: ast.AST, node: ast.AST, guards: list[ast.Compare]) -> bool:
-    """The read takes one entry (``table[key]``, also as the store's own target), outside any
-    ``try`` that would catch the ``KeyError`` of a missing one; or is the test of a store's
-    guard."""
-    parent = facts.parent(node)
-    if any(parent is guard for guard in guards):
+def _immutable(
+    facts: Facts, function: Scope, value: ast.expr, store: ast.Assign, depth: int
+) -> bool:
+    if isinstance(value, ast.Constant):
         return True
-    if not (isinstance(parent, ast.Subscript) and parent.value is node):
-        return False
-    statement = facts.statement_of(node)
-    if statement is None:
-        return False
-    return not any(
-        isinstance(step.owner, (ast.Try, getattr(ast, "TryStar", ast.Try)))
-        and step.field == "body"
-        and any(_catches_key_error(h) for h in step.owner.handlers)  # type: ignore[attr-defined]
-        for step in steps_to(root, statement)
-    )
-
-
-def _catches_key_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(
-        (isinstance(kind, ast.Name) and kind.id in _CATCHING_KEY_ERRORS)
-        or (isinstance(kind, ast.Attribute) and kind.attr in _CATCHING_KEY_ERRORS)
-        or not isinstance(kind, (ast.Name, ast.Attribute))
-        for kind in kinds
-    )
+    if isinstance(value, ast.Tuple):
+        return all(_immutable(facts, function, item, store, depth) for item in value.elts)
+    if isinstance(value, ast.BinOp):
+        return _immutable(facts, function, value.left, store, depth) and _immutable(
+            facts, function, value.right, store, depth
+        )
+    if isinstance(value, ast.UnaryOp):
+        return _immutable(facts, function, value.operand, store, depth)
+    if isinstance(value, ast.Call):
+        qualified = facts.qualified_name(function, value.func) or ""
+        return qualified.startswith("jax.")
+    if isinstance(value, ast.Name) and depth > 0:
+        bound = [
+            b
+            for b in facts.bindings_of(facts.resolve(function, value.id), value.id)
+            if b.scope is function and b.at < (store.lineno, store.col_offset)
+        ]
+        if not bound:
+            return False
+        last = max(bound, key=lambda b: b.at)
+        statement = facts.statement_of(last.node)
+        return (
+            isinstance(statement, ast.Assign)
+            and last.value is not None
+            and always_runs_before(function.node, statement, store)
+            and _immutable(facts, function, last.value, store, depth - 1)
+        )
+    return False

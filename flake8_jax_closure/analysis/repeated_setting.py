@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from .bindings import same_tree
 from .blocks import always_runs_before
 from .facts.model import Binding, BindingKind
 from .facts.queries import Facts
@@ -27,7 +28,7 @@ def sets_what_it_holds(facts: Facts, binding: Binding, bindings: list[Binding]) 
     it already set, no binding between setting those fields otherwise; bindings in a loop
     around it, after it, run between too."""
     fields = _settings(facts, binding)
-    if not fields or _defined_here(facts.tree, "_replace"):
+    if not fields or _defined_here(facts, "_replace"):
         return False
     if any(b.scope is not binding.scope for b in bindings) or facts.mutations_of(
         facts.resolve(binding.scope, binding.name), binding.name
@@ -45,7 +46,7 @@ def sets_what_it_holds(facts: Facts, binding: Binding, bindings: list[Binding]) 
 
 
 def _set_before(
-    facts: Facts, binding: Binding, earlier: list[Binding], field: str, value: str
+    facts: Facts, binding: Binding, earlier: list[Binding], field: str, value: ast.expr
 ) -> bool:
     """Whether the last binding before ``binding`` that sets ``field`` always runs before it
     and sets it to ``value``, and every binding after that one keeps the field or sets it so."""
@@ -55,7 +56,7 @@ def _set_before(
             return False  # bound otherwise: the field may hold anything
         if field not in settings:
             continue
-        if settings[field] != value:
+        if not same_tree(settings[field], value):
             return False
         if always_runs_before(
             binding.scope.node, _statement(facts, before), _statement(facts, binding)
@@ -64,10 +65,10 @@ def _set_before(
     return False
 
 
-def _keeps(facts: Facts, bindings: list[Binding], field: str, value: str) -> bool:
+def _keeps(facts: Facts, bindings: list[Binding], field: str, value: ast.expr) -> bool:
     for other in bindings:
         settings = _settings(facts, other)
-        if settings is None or settings.get(field, value) != value:
+        if settings is None or not same_tree(settings.get(field, value), value):
             return False
     return True
 
@@ -78,17 +79,19 @@ def _statement(facts: Facts, binding: Binding) -> ast.stmt:
     return statement
 
 
-def _defined_here(tree: ast.Module, method: str) -> bool:
-    """Whether a class of the module defines ``method`` itself."""
-    return any(
+def _defined_here(facts: Facts, method: str) -> bool:
+    """Whether the module defines ``method`` itself, or stores something under its name
+    (``Schedule._replace = scaled``)."""
+    return bool(facts.attribute_changes(method)) or any(
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method
-        for node in ast.walk(tree)
+        for node in ast.walk(facts.tree)
     )
 
 
-def _settings(facts: Facts, binding: Binding) -> dict[str, str] | None:
+def _settings(facts: Facts, binding: Binding) -> dict[str, ast.expr] | None:
     """The fields ``name = name._replace(a=1)`` sets, each to the dump of a value that is the
-    same wherever it is written. None for any other binding."""
+    same wherever it is written (compared with ``same_tree``: ``ast.dump`` leaves a reference
+    cycle behind on every call). None for any other binding."""
     if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, ast.Call):
         return None
     call = binding.value
@@ -101,32 +104,28 @@ def _settings(facts: Facts, binding: Binding) -> dict[str, str] | None:
         and call.keywords
     ):
         return None
-    settings: dict[str, str] = {}
+    settings: dict[str, ast.expr] = {}
     for keyword in call.keywords:
         if keyword.arg is None or not _fixed(facts, binding, keyword.value):
             return None
-        settings[keyword.arg] = ast.dump(keyword.value)
+        settings[keyword.arg] = keyword.value
     return settings
 
 
 def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
-    """A literal that makes no mutable object (``False``, ``-1``, ``"fwd"``, ``(1, 2)``), a
-    name bound once, outside any loop, to such a literal or by an import, never changed in
-    place, or a member of an imported module (``diffrax.ForwardMode``): the same value
-    wherever it is written."""
+    """A literal that makes no mutable object (``False``, ``-1``, ``"fwd"``, ``(1, 2)``), or a
+    name bound once, before the replace and outside any loop, to such a literal or by an
+    import, never changed in place: the same value wherever it is written. Not a member of a
+    module or an object (``settings.LR``), which code may set anew."""
     if _immutable_literal(value):
         return True
-    if isinstance(value, ast.Attribute):
-        root: ast.expr = value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return isinstance(root, ast.Name) and _imported(facts, binding, root.id)
     if not isinstance(value, ast.Name) or value.id == binding.name:
         return False
     owner = facts.resolve(binding.scope, value.id)
     bound = facts.bindings_of(owner, value.id)
     return (
         len(bound) == 1
+        and bound[0].at < binding.at  # not a builtin the replace reads before the binding
         and not bound[0].loops  # bound once, not once in every pass
         and (
             bound[0].kind is BindingKind.IMPORT
@@ -134,12 +133,6 @@ def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
         )
         and not facts.mutations_of(owner, value.id)
     )
-
-
-def _imported(facts: Facts, binding: Binding, name: str) -> bool:
-    owner = facts.resolve(binding.scope, name)
-    bound = facts.bindings_of(owner, name)
-    return bool(bound) and all(b.kind is BindingKind.IMPORT for b in bound)
 
 
 def _immutable_literal(value: ast.expr | None) -> bool:

@@ -19,7 +19,6 @@ from typing import Generic, TypeVar
 
 from ..words import INDEX_AFTER, word_index, word_lines
 from .collector import Collector
-from .imported_members import member_of_an_import
 from .model import AttributeRef, Binding, BindingKind, Mutation, Read, Scope, ScopeKind, Site
 from .skeleton import Skeleton, Unit
 
@@ -226,12 +225,12 @@ class Facts:
     def attribute_refs(self, attr: str) -> list[AttributeRef]:
         """Every ``<anything>.attr`` in the module, with ``getattr(obj, "attr")`` and the
         ``getattr`` calls whose computed name may be ``attr`` (``f"{method}_act"`` may be
-        ``dpm_act``, never ``update_temp``), but not those taking a member of an import."""
+        ``dpm_act``, never ``update_temp``)."""
         self.ensure_names([attr, "getattr"])
         found = list(self.attributes.get(attr, []))
         for pattern, refs in self.computed_attributes.items():
             if fnmatchcase(attr, pattern):
-                found.extend(ref for ref in refs if not member_of_an_import(self, ref))
+                found.extend(refs)
         return found
 
     def reads_within(self, scope: Scope) -> Iterator[Read]:
