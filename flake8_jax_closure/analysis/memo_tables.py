@@ -17,6 +17,10 @@ from .blocks import always_runs_before, steps_to
 from .facts.model import BindingKind, Mutation, Scope, ScopeKind
 from .facts.queries import Facts
 
+# Packages whose functions return JAX arrays, which no code changes in place (not every
+# ``jax.`` function: ``jax.device_get`` returns NumPy arrays, ``tree_map`` lists).
+_ARRAY_MAKERS = ("jax.numpy.", "jax.random.")
+
 
 def fills_a_table(facts: Facts, mutation: Mutation) -> bool:
     """Whether ``mutation`` is the store of such a memoising function (see the module
@@ -119,9 +123,9 @@ def _returned_entry(facts: Facts, node: ast.AST, target: ast.Subscript) -> bool:
 
 
 def _unchanging(facts: Facts, function: Scope, store: ast.AST, target: ast.Subscript) -> bool:
-    """The stored value is one no code can change in place: a constant, a call of a JAX
-    function (an array), arithmetic or a tuple of those, or names bound to such right
-    before the store, by statements that always run before it."""
+    """The stored value is one no code can change in place: a constant, what a function of
+    ``jax.numpy`` or ``jax.random`` returns (an array), arithmetic or a tuple of those, or
+    names bound to such right before the store, by statements that always run before it."""
     assert isinstance(store, ast.Assign)
     return _immutable(facts, function, store.value, store, depth=2)
 
@@ -141,7 +145,7 @@ def _immutable(
         return _immutable(facts, function, value.operand, store, depth)
     if isinstance(value, ast.Call):
         qualified = facts.qualified_name(function, value.func) or ""
-        return qualified.startswith("jax.")
+        return qualified.startswith(_ARRAY_MAKERS)
     if isinstance(value, ast.Name) and depth > 0:
         bound = [
             b

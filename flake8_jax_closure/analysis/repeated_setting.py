@@ -80,12 +80,20 @@ def _statement(facts: Facts, binding: Binding) -> ast.stmt:
 
 
 def _defined_here(facts: Facts, method: str) -> bool:
-    """Whether the module defines ``method`` itself, or stores something under its name
-    (``Schedule._replace = scaled``)."""
-    return bool(facts.attribute_changes(method)) or any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method
-        for node in ast.walk(facts.tree)
-    )
+    """Whether the module may give a class a ``method`` of its own: it defines or binds the
+    name (``def _replace``, ``_replace = scaled`` in a class body), stores something under it
+    (``Schedule._replace = scaled``), names it in a string (``type(..., {"_replace": f})``,
+    ``setattr``), or reaches ``globals()``, which may rebind anything."""
+    if facts.attribute_changes(method):
+        return True
+    for node in ast.walk(facts.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method:
+            return True
+        if isinstance(node, ast.Name) and node.id in (method, "globals"):
+            return True
+        if isinstance(node, ast.Constant) and node.value == method:
+            return True
+    return False
 
 
 def _settings(facts: Facts, binding: Binding) -> dict[str, ast.expr] | None:
@@ -114,9 +122,9 @@ def _settings(facts: Facts, binding: Binding) -> dict[str, ast.expr] | None:
 
 def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
     """A literal that makes no mutable object (``False``, ``-1``, ``"fwd"``, ``(1, 2)``), or a
-    name bound once, before the replace and outside any loop, to such a literal or by an
-    import, never changed in place: the same value wherever it is written. Not a member of a
-    module or an object (``settings.LR``), which code may set anew."""
+    name bound once, before the replace and outside any loop, to such a literal: the same
+    value wherever it is written. Not what an import gives (a module, or an object its code
+    may change), nor a member of a module or an object (``settings.LR``)."""
     if _immutable_literal(value):
         return True
     if not isinstance(value, ast.Name) or value.id == binding.name:
@@ -127,10 +135,8 @@ def _fixed(facts: Facts, binding: Binding, value: ast.expr) -> bool:
         len(bound) == 1
         and bound[0].at < binding.at  # not a builtin the replace reads before the binding
         and not bound[0].loops  # bound once, not once in every pass
-        and (
-            bound[0].kind is BindingKind.IMPORT
-            or (bound[0].kind is BindingKind.ASSIGN and _immutable_literal(bound[0].value))
-        )
+        and bound[0].kind is BindingKind.ASSIGN
+        and _immutable_literal(bound[0].value)
         and not facts.mutations_of(owner, value.id)
     )
 
