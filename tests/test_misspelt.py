@@ -64,3 +64,38 @@ def test_reads_every_run_reaches(body: str, expected: str | None) -> None:
 )
 def test_what_may_give_the_object_the_name(bases: str, decorator: str, elsewhere: str) -> None:
     assert _misspelt("return s * self.ciritc_params", bases, decorator, elsewhere) is None
+
+
+@pytest.mark.parametrize(
+    "class_body",
+    [
+        "    if flag:\n        ciritc_params = 1.0\n",
+        "    try:\n        ciritc_params = load()\n    except OSError:\n        pass\n",
+        "    for ciritc_params in (1.0,):\n        pass\n",
+        "    from math import tau as ciritc_params\n",
+        "    locals().update(defaults)\n",
+    ],
+    ids=["if", "try", "for", "import", "locals"],
+)
+def test_a_class_body_binds_the_name_wherever_it_stands(class_body: str) -> None:
+    source = CLASS.format(
+        body="return s * self.ciritc_params", bases="", decorator="", elsewhere=""
+    ).replace("class Agent:\n", "class Agent:\n" + class_body)
+    tree = ast.parse(source)
+    cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
+    method = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "loss")
+    assert misspelt_attribute(tree, method, cls) is None
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        "object.__setattr__(Agent(), key, 2.0)\n",
+        "store = partial(setattr, Agent())\n",
+        "print(globals())\n",
+        "settings = SimpleNamespace(ciritc_params=2.0)\n",
+    ],
+    ids=["object-setattr", "held-setattr", "globals", "keyword"],
+)
+def test_names_that_may_set_attributes_without_a_call_of_setattr(elsewhere: str) -> None:
+    assert _misspelt("return s * self.ciritc_params", elsewhere=elsewhere) is None

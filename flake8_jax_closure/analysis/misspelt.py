@@ -9,10 +9,11 @@ Only what the module shows for certain counts. The read is a statement of the me
 body that every run reaches (not under an ``if``, a loop, a ``try``, a conditional expression,
 a short-circuit, a comprehension or a lambda). The class has no base class and no decorator
 (either may give the attribute), defines no ``__getattr__``, ``__getattribute__`` or
-``__slots__``, and the module never stores an attribute of that name, sets attributes by a
-computed name (``setattr(obj, key, v)``), reaches ``__dict__`` or ``vars()``, nor names the
-attribute in a string. And the name is a misspelling: close to an attribute the class does
-store. An attribute that only a caller outside the module sets (``agent.env = env``) is no
+``__slots__``, and binds no such name anywhere in its body (under an ``if``, by an import).
+The module never stores an attribute of that name, names it in a string or as a keyword, nor
+names anything that sets attributes by a computed name (``setattr``, called or held in a
+``partial``; ``__setattr__``, ``__dict__``, ``vars``, ``locals``, ``globals``, ``exec``,
+``eval``). And the name is a misspelling: close to an attribute the class does store. An attribute that only a caller outside the module sets (``agent.env = env``) is no
 misspelling and is left alone.
 """
 
@@ -32,8 +33,11 @@ _NESTED = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
     ast.DictComp, ast.GeneratorExp,
 )  # fmt: skip
-_DYNAMIC_CLASS_NAMES = frozenset({"__getattr__", "__getattribute__", "__slots__", "__dict__"})
-_DYNAMIC_CALLS = frozenset({"setattr", "vars", "exec", "eval"})
+_DYNAMIC_CLASS_NAMES = frozenset(
+    {"__getattr__", "__getattribute__", "__slots__", "__dict__", "__setattr__"}
+)
+# Named at all, not only called: ``partial(setattr, self)`` sets attributes as well.
+_DYNAMIC_NAMES = frozenset({"setattr", "vars", "exec", "eval", "locals", "globals"})
 # How close a name must be to a stored one to be its misspelling (``difflib``'s ratio).
 _CLOSENESS = 0.8
 
@@ -120,15 +124,18 @@ def _walk_given(tree: ast.Module) -> frozenset[str] | None:
                 return None
             if not isinstance(node.ctx, ast.Load):
                 given.add(node.attr)
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_CALLS:
+        elif isinstance(node, ast.Name):
+            if node.id in _DYNAMIC_NAMES:
                 return None
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            given.add(node.arg)  # ``SimpleNamespace(name=v)``, ``replace(obj, name=v)``
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             given.add(node.value)
         elif isinstance(node, ast.ClassDef):
-            given |= _class_body_names(node)
-            if _class_body_names(node) & _DYNAMIC_CLASS_NAMES:
+            names = _class_body_names(node)
+            if names & _DYNAMIC_CLASS_NAMES:
                 return None
+            given |= names
     return frozenset(given)
 
 
@@ -143,11 +150,24 @@ def _stored_by(cls: ast.ClassDef) -> list[str]:
 
 
 def _class_body_names(cls: ast.ClassDef) -> set[str]:
+    """The names the class body binds, wherever its statements stand (under an ``if``, a
+    ``try``, a loop): its attributes. Not inside its functions or nested classes, whose names
+    are their own."""
     names: set[str] = set()
-    for statement in cls.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(statement.name)
-        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    pending: list[ast.AST] = list(cls.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            pending.extend(node.decorator_list)
+            continue
+        if isinstance(
+            node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        ):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).partition(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        pending.extend(ast.iter_child_nodes(node))
     return names
