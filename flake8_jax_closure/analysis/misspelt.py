@@ -13,8 +13,9 @@ a short-circuit, a comprehension or a lambda). The class has no base class and n
 The module never stores an attribute of that name, names it in a string or as a keyword, nor
 names anything that sets attributes by a computed name (``setattr``, called or held in a
 ``partial``; ``__setattr__``, ``__dict__``, ``vars``, ``locals``, ``globals``, ``exec``,
-``eval``). And the name is a misspelling: close to an attribute the class does store. An attribute that only a caller outside the module sets (``agent.env = env``) is no
-misspelling and is left alone.
+``eval``). And the name is a misspelling: close to an attribute the class does store. An
+attribute that only a caller outside the module sets (``agent.env = env``) is no misspelling
+and is left alone.
 """
 
 from __future__ import annotations

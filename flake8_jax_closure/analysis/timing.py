@@ -42,6 +42,7 @@ from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import NON_ARRAYS_STATIC, OWN_CACHE_TRANSFORMS
+from .new_optimisers import new_optimiser_each_call
 from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
 from .receiver import method_self_name
@@ -556,6 +557,8 @@ def stale_path(
                     or _new_argument_types(graph, event, same_object)
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
+                    # Every later call is given an optimiser made since: a new structure.
+                    or new_optimiser_each_call(graph.facts, event, same_object, uses.events, None)
                 )
             ):
                 witness = _sequence_witness(graph, life, order, event, same_object)
@@ -605,6 +608,8 @@ def stale_path(
                     )
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
+                    # Every call in the loop is given an optimiser the pass made.
+                    or new_optimiser_each_call(graph.facts, event, here, uses.events, loop)
                     # Every call gives a static argument the pass's own counter.
                     or _static_counter_each_pass(graph, life, loop, event, here)
                 )
