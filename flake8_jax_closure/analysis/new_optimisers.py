@@ -21,7 +21,24 @@ The code must show it plainly, for every compiled call that could reuse an older
   would give it an older transformation);
 - a call of a function of the module (``evaluate(model)``) counts when each compiled call in
   its body passes such a name, made in its body before the call: each run of it comes after
-  the change and makes its own.
+  the change and makes its own. The function is a plain ``def`` of the module, bound once,
+  never handed on (``atexit.register(evaluate)`` would run it later), and no generator or
+  coroutine (one started before the change may resume after it);
+- the compiled function is a ``def`` with its compile decorator alone (another decorator may
+  drop the optimiser before the call reaches JAX); the name is bound only by the code it
+  runs in (no ``global`` or ``nonlocal`` elsewhere), and nothing reads it between its binding
+  and the call (an alias, or a helper given it, may hand it an older transformation); the
+  module reaches no names through ``globals()``, ``locals()``, ``vars()``, ``exec`` or
+  ``eval``;
+- the transformation is made by one of optax's optimisers or ``chain`` (not
+  ``GradientTransformation`` of functions made once, nor one that may return what it is
+  given), and ``optax``, ``nnx`` and ``TrainState`` are imported once and never bound or
+  patched in the module.
+
+Not counted: a value read in a body handed to ``lax.cond``, ``lax.switch``, ``lax.fori_loop``
+or ``lax.while_loop`` (JAX keeps that body's trace while its operands keep their shapes, which
+a new optimiser leaves the same), nor in a ``lax.scan`` or ``lax.map`` body. Patching optax in
+another module is not seen.
 """
 
 from __future__ import annotations
@@ -30,7 +47,7 @@ import ast
 
 from .blocks import always_runs_before
 from .callgraph.events import Event, EventKind
-from .facts.model import BindingKind, Scope
+from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
 # Holders of an optimiser, and where their transformation is given: a position (``None``
@@ -42,6 +59,18 @@ _HOLDERS: dict[str, int | None] = {
     "flax.training.train_state.TrainState.create": None,
 }
 _REPLICATE = frozenset({"flax.jax_utils.replicate"})
+# Optax's optimisers and ``chain``: each call makes new functions, never equal to others.
+_NEW_EACH_CALL = frozenset(
+    f"optax.{name}"
+    for name in (
+        "adabelief", "adadelta", "adafactor", "adagrad", "adam", "adamax", "adamaxw",
+        "adamw", "adan", "amsgrad", "chain", "fromage", "lamb", "lars", "lion", "nadam",
+        "nadamw", "noisy_sgd", "novograd", "radam", "rmsprop", "rprop", "sgd", "sign_sgd",
+        "sm3", "yogi",
+    )
+)  # fmt: skip
+# Names that reach a module's variables unseen.
+_DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval"})
 _DEPTH = 3  # names followed back: ``state_dist = replicate(state)`` after ``state = ...``
 
 
@@ -56,25 +85,38 @@ def new_optimiser_each_call(
         checked = [u for u in uses if u.at > change.at]
     else:
         checked = [u for u in uses if loop in u.loops]
-    if not checked:
+    if not checked or _reaches_names_unseen(facts):
         return False
+    if any(u.kind is not EventKind.RUN for u in uses):
+        return False  # handed on (``atexit.register(report)``): it may be called at any time
     for use in checked:
         if use.kind is not EventKind.RUN or use.driver is not driver or use.node is None:
             return False
-        # The holder must be made after the change: later than it in the same pass, or in
-        # the loop before the call when the change comes after the call (the next pass).
+        # The innermost loop around both: a pass of it that runs the change and then the
+        # call must make the optimiser in between; the next pass must make it again.
+        common = [lp for lp in use.loops if lp in change.loops]
+        within = common[-1] if common else None
         if use.via is not None:
-            if loop is None and use.at < change.at:
+            if use.at < change.at and within is None:
                 return False
             if not _made_in_each_run(facts, use.via, reach):
                 return False
             continue
         call = facts.parent(use.node)
-        if not isinstance(call, ast.Call) or call.func is not use.node:
+        if (
+            not isinstance(call, ast.Call)
+            or call.func is not use.node
+            or not _plainly_compiled(facts, driver, use.node)
+        ):
             return False
-        since = change.at if (loop is None or change.at < use.at) else None
+        if change.at < use.at:
+            since, inside = change.at, None
+        elif within is not None:
+            since, inside = None, within
+        else:
+            return False
         if not any(
-            _holds_new(facts, driver, argument, call, since, loop, _DEPTH)
+            _holds_new(facts, driver, argument, call, since, inside, _DEPTH)
             for argument in _arguments(call)
         ):
             return False
@@ -82,7 +124,17 @@ def new_optimiser_each_call(
 
 
 def _made_in_each_run(facts: Facts, function: Scope, reach: list[Event]) -> bool:
-    """Each compiled call in ``function``'s body passes an optimiser it made before the call."""
+    """Each compiled call in ``function``'s body passes an optimiser it made before the call;
+    the function runs only where it is called, to its end."""
+    node = function.node
+    if (
+        function.kind is not ScopeKind.FUNCTION
+        or not isinstance(node, ast.FunctionDef)
+        or function.parent is not facts.module_scope
+        or _suspends(node)
+        or not _only_called(facts, function)
+    ):
+        return False
     inner = [e for e in reach if e.driver is function]
     if not inner:
         return False
@@ -93,14 +145,60 @@ def _made_in_each_run(facts: Facts, function: Scope, reach: list[Event]) -> bool
             or event.via is not None
             or not isinstance(call, ast.Call)
             or call.func is not event.node
+            or event.node is None
+            or not _plainly_compiled(facts, function, event.node)
         ):
             return False
         if not any(
-            _holds_new(facts, function, argument, call, None, function.node, _DEPTH)
+            _holds_new(facts, function, argument, call, None, node, _DEPTH)
             for argument in _arguments(call)
         ):
             return False
     return True
+
+
+def _suspends(function: ast.FunctionDef) -> bool:
+    """A generator's or coroutine's body: a run may stop and go on later."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _only_called(facts: Facts, function: Scope) -> bool:
+    """The function is bound once, by its ``def``, and its name is only ever called."""
+    name = function.name
+    bindings = facts.bindings_of(facts.module_scope, name)
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+        return False
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            parent = facts.parent(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                return False
+    return True
+
+
+def _plainly_compiled(facts: Facts, scope: Scope, callee: ast.AST) -> bool:
+    """The callee names a ``def`` of the module, bound once, under its compile decorator
+    alone: nothing between the call and JAX may drop an argument."""
+    if not isinstance(callee, ast.Name):
+        return False
+    bindings = facts.bindings_of(facts.resolve(scope, callee.id), callee.id)
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+        return False
+    node = bindings[0].node
+    return isinstance(node, ast.FunctionDef) and len(node.decorator_list) == 1
+
+
+def _reaches_names_unseen(facts: Facts) -> bool:
+    return any(
+        isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES for node in ast.walk(facts.tree)
+    )
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:
@@ -126,6 +224,8 @@ def _holds_new(
         return False  # a global or a closure's variable: any code may bind it
     at = (getattr(call, "lineno", 0), getattr(call, "col_offset", 0))
     bindings = facts.bindings_of(owner, argument.id)
+    if any(b.scope is not scope for b in bindings):
+        return False  # bound by ``global`` or ``nonlocal`` code elsewhere
     earlier = [b for b in bindings if b.at < at]
     if not earlier:
         return False
@@ -145,13 +245,16 @@ def _holds_new(
         return False
     if since is None and (within is None or not _inside(within, statement)):
         return False
-    # Nothing changes what the name holds between the binding and the call.
+    # Nothing changes what the name holds between the binding and the call, nor reads it
+    # there (an alias or a helper given it could).
     if any(made.at < m.start < at for m in facts.mutations_of(owner, argument.id)):
+        return False
+    if _read_between(facts, scope, argument.id, statement, call):
         return False
     value = statement.value
     if not isinstance(value, ast.Call):
         return False
-    name = facts.qualified_name(scope, value.func)
+    name = _library_name(facts, scope, value.func)
     if name in _REPLICATE:
         return len(value.args) == 1 and _holds_new(
             facts, scope, value.args[0], statement, since, within, depth - 1
@@ -160,14 +263,57 @@ def _holds_new(
 
 
 def _new_transformation(facts: Facts, scope: Scope, holder: ast.Call, position: int | None) -> bool:
-    """The holder is given a transformation made right there by a function of ``optax``."""
+    """The holder is given a transformation made right there by an optimiser of ``optax``."""
     given = [k.value for k in holder.keywords if k.arg == "tx"]
     if position is not None and len(holder.args) > position:
         given.append(holder.args[position])
     if len(given) != 1 or not isinstance(given[0], ast.Call):
         return False
-    made = facts.qualified_name(scope, given[0].func) or ""
-    return made.startswith("optax.")
+    made = _library_name(facts, scope, given[0].func)
+    return made in _NEW_EACH_CALL
+
+
+def _library_name(facts: Facts, scope: Scope, function: ast.expr) -> str | None:
+    """The dotted name of ``function`` when it is reached through a name imported once and
+    bound nowhere else, with nothing in the module storing into what it names."""
+    root = function
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    bindings = facts.bindings_of(facts.resolve(scope, root.id), root.id)
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
+        return None
+    name = facts.qualified_name(scope, function)
+    if name is None or _patched(facts, name.partition(".")[0]):
+        return None
+    return name
+
+
+def _patched(facts: Facts, package: str) -> bool:
+    """Whether the module stores into an attribute of what it imported from ``package``
+    (``optax.sgd = cache(optax.sgd)``, ``TrainState.create = ...``)."""
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            scope = facts.module_scope
+            base = facts.qualified_name(scope, node.value) or ""
+            if base.partition(".")[0] == package:
+                return True
+    return False
+
+
+def _read_between(
+    facts: Facts, scope: Scope, name: str, statement: ast.stmt, call: ast.AST
+) -> bool:
+    """Whether the code of ``scope`` reads ``name`` after ``statement`` and before ``call``,
+    outside the call itself."""
+    first = (getattr(statement, "end_lineno", 0) or 0, getattr(statement, "end_col_offset", 0))
+    last = (getattr(call, "lineno", 0), getattr(call, "col_offset", 0))
+    for read in facts.reads_of(scope, name):
+        at = read.start
+        if first <= at < last:
+            return True
+    return False
 
 
 def _inside(outer: ast.AST, node: ast.AST) -> bool:

@@ -557,8 +557,14 @@ def stale_path(
                     or _new_argument_types(graph, event, same_object)
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
-                    # Every later call is given an optimiser made since: a new structure.
-                    or new_optimiser_each_call(graph.facts, event, same_object, uses.events, None)
+                    # Every later call is given an optimiser made since: a new structure
+                    # (not for a body JAX keeps while its operands keep their shapes).
+                    or (
+                        reshaped_passes
+                        and new_optimiser_each_call(
+                            graph.facts, event, same_object, uses.events, None
+                        )
+                    )
                 )
             ):
                 witness = _sequence_witness(graph, life, order, event, same_object)
@@ -609,7 +615,10 @@ def stale_path(
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
                     # Every call in the loop is given an optimiser the pass made.
-                    or new_optimiser_each_call(graph.facts, event, here, uses.events, loop)
+                    or (
+                        reshaped_passes
+                        and new_optimiser_each_call(graph.facts, event, here, uses.events, loop)
+                    )
                     # Every call gives a static argument the pass's own counter.
                     or _static_counter_each_pass(graph, life, loop, event, here)
                 )
