@@ -26,14 +26,15 @@ The code must show it plainly, for every compiled call that could reuse an older
   coroutine (one started before the change may resume after it);
 - the compiled function is a ``def`` with its compile decorator alone (another decorator may
   drop the optimiser before the call reaches JAX); the name is bound only by the code it
-  runs in (no ``global`` or ``nonlocal`` elsewhere), and nothing reads it between its binding
-  and the call (an alias, or a helper given it, may hand it an older transformation); the
+  runs in (no ``global`` or ``nonlocal`` elsewhere), and nothing but other calls of the same
+  compiled function reads it between its binding and the call (an alias, or a helper given
+  it, may hand it an older transformation); the
   module reaches no names through ``globals()``, ``locals()``, ``vars()``, ``exec`` or
   ``eval``;
 - the transformation is made by one of optax's optimisers or ``chain`` (not
   ``GradientTransformation`` of functions made once, nor one that may return what it is
-  given), and ``optax``, ``nnx`` and ``TrainState`` are imported once and never bound or
-  patched in the module.
+  given), and ``optax``, ``nnx`` and ``TrainState`` are bound only by imports of one module
+  and never patched in the module.
 
 Not counted: a value read in a body handed to ``lax.cond``, ``lax.switch``, ``lax.fori_loop``
 or ``lax.while_loop`` (JAX keeps that body's trace while its operands keep their shapes, which
@@ -274,15 +275,18 @@ def _new_transformation(facts: Facts, scope: Scope, holder: ast.Call, position: 
 
 
 def _library_name(facts: Facts, scope: Scope, function: ast.expr) -> str | None:
-    """The dotted name of ``function`` when it is reached through a name imported once and
-    bound nowhere else, with nothing in the module storing into what it names."""
+    """The dotted name of ``function`` when it is reached through a name only ever bound by
+    imports of one module, with nothing in the module storing into what it names."""
     root = function
     while isinstance(root, ast.Attribute):
         root = root.value
     if not isinstance(root, ast.Name):
         return None
+    # Imported again in a later notebook cell is the same module; bound otherwise, anything.
     bindings = facts.bindings_of(facts.resolve(scope, root.id), root.id)
-    if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
+    if not bindings or any(
+        b.kind is not BindingKind.IMPORT or b.imported != bindings[0].imported for b in bindings
+    ):
         return None
     name = facts.qualified_name(scope, function)
     if name is None or _patched(facts, name.partition(".")[0]):
@@ -306,13 +310,24 @@ def _read_between(
     facts: Facts, scope: Scope, name: str, statement: ast.stmt, call: ast.AST
 ) -> bool:
     """Whether the code of ``scope`` reads ``name`` after ``statement`` and before ``call``,
-    outside the call itself."""
+    outside the call itself and other calls of the same compiled function."""
     first = (getattr(statement, "end_lineno", 0) or 0, getattr(statement, "end_col_offset", 0))
     last = (getattr(call, "lineno", 0), getattr(call, "col_offset", 0))
+    callee = call.func if isinstance(call, ast.Call) else None
     for read in facts.reads_of(scope, name):
-        at = read.start
-        if first <= at < last:
-            return True
+        if not first <= read.start < last:
+            continue
+        # Given to another call of the same compiled function, which JAX keys the same way.
+        holder = facts.parent(read.node)
+        if (
+            isinstance(callee, ast.Name)
+            and isinstance(holder, ast.Call)
+            and read.node in holder.args
+            and isinstance(holder.func, ast.Name)
+            and holder.func.id == callee.id
+        ):
+            continue
+        return True
     return False
 
 
