@@ -28,9 +28,8 @@ The code must show it plainly, for every compiled call that could reuse an older
   drop the optimiser before the call reaches JAX); the name is bound only by the code it
   runs in (no ``global`` or ``nonlocal`` elsewhere), and nothing but other calls of the same
   compiled function reads it between its binding and the call (an alias, or a helper given
-  it, may hand it an older transformation); the
-  module reaches no names through ``globals()``, ``locals()``, ``vars()``, ``exec`` or
-  ``eval``;
+  it, may hand it an older transformation); the module reaches no names through
+  ``globals()``, ``locals()``, ``vars()``, ``exec`` or ``eval``;
 - the transformation is made by one of optax's optimisers or ``chain`` (not
   ``GradientTransformation`` of functions made once, nor one that may return what it is
   given), and ``optax``, ``nnx`` and ``TrainState`` are bound only by imports of one module
