@@ -553,8 +553,11 @@ def stale_path(
                 retraced_by_shape
                 and (
                     _traced_anew(graph, life, event, same_object)
-                    or _new_static_values(graph, life, event, same_object)
-                    or _new_argument_types(graph, event, same_object)
+                    # A new static value or pytree type leaves what a body handed to
+                    # ``lax.cond`` or ``lax.fori_loop`` is given as it was: JAX takes back
+                    # that body's old trace, with the old value.
+                    or (reshaped_passes and _new_static_values(graph, life, event, same_object))
+                    or (reshaped_passes and _new_argument_types(graph, event, same_object))
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
                     # Every later call is given an optimiser made since: a new structure
@@ -619,8 +622,12 @@ def stale_path(
                         reshaped_passes
                         and new_optimiser_each_call(graph.facts, event, here, uses.events, loop)
                     )
-                    # Every call gives a static argument the pass's own counter.
-                    or _static_counter_each_pass(graph, life, loop, event, here)
+                    # Every call gives a static argument the pass's own counter (not
+                    # for a body handed to ``lax.cond`` or ``lax.fori_loop``, as above).
+                    or (
+                        reshaped_passes
+                        and _static_counter_each_pass(graph, life, loop, event, here)
+                    )
                 )
             )
         ):
