@@ -44,6 +44,8 @@ another module is not seen.
 from __future__ import annotations
 
 import ast
+import weakref
+from dataclasses import dataclass
 
 from .blocks import always_runs_before
 from .callgraph.events import Event, EventKind
@@ -85,7 +87,7 @@ def new_optimiser_each_call(
         checked = [u for u in uses if u.at > change.at]
     else:
         checked = [u for u in uses if loop in u.loops]
-    if not checked or _reaches_names_unseen(facts):
+    if not checked:
         return False
     if any(u.kind is not EventKind.RUN for u in uses):
         return False  # handed on (``atexit.register(report)``): it may be called at any time
@@ -120,7 +122,7 @@ def new_optimiser_each_call(
             for argument in _arguments(call)
         ):
             return False
-    return True
+    return not _reaches_names_unseen(facts)
 
 
 def _made_in_each_run(facts: Facts, function: Scope, reach: list[Event]) -> bool:
@@ -196,9 +198,38 @@ def _plainly_compiled(facts: Facts, scope: Scope, callee: ast.AST) -> bool:
 
 
 def _reaches_names_unseen(facts: Facts) -> bool:
-    return any(
-        isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES for node in ast.walk(facts.tree)
-    )
+    return _module_facts(facts.tree).dynamic
+
+
+@dataclass(frozen=True)
+class _ModuleFacts:
+    """What one walk of the module finds: whether it names ``globals`` and its kin, and the
+    roots of the attributes it stores into (``optax`` of ``optax.sgd = ...``)."""
+
+    dynamic: bool
+    stored_roots: frozenset[str]
+
+
+_MODULES: weakref.WeakKeyDictionary[ast.Module, _ModuleFacts] = weakref.WeakKeyDictionary()
+
+
+def _module_facts(tree: ast.Module) -> _ModuleFacts:
+    """One walk per module, kept while its tree lives: each change asks again."""
+    known = _MODULES.get(tree)
+    if known is None:
+        dynamic = False
+        roots: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
+                dynamic = True
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    roots.add(root.id)
+        known = _MODULES[tree] = _ModuleFacts(dynamic, frozenset(roots))
+    return known
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:
@@ -296,12 +327,11 @@ def _library_name(facts: Facts, scope: Scope, function: ast.expr) -> str | None:
 def _patched(facts: Facts, package: str) -> bool:
     """Whether the module stores into an attribute of what it imported from ``package``
     (``optax.sgd = cache(optax.sgd)``, ``TrainState.create = ...``)."""
-    for node in ast.walk(facts.tree):
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            scope = facts.module_scope
-            base = facts.qualified_name(scope, node.value) or ""
-            if base.partition(".")[0] == package:
-                return True
+    scope = facts.module_scope
+    for root in _module_facts(facts.tree).stored_roots:
+        base = facts.qualified_name(scope, ast.Name(root)) or ""
+        if base.partition(".")[0] == package:
+            return True
     return False
 
 
