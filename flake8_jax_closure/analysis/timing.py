@@ -42,7 +42,6 @@ from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .names import NON_ARRAYS_STATIC, OWN_CACHE_TRANSFORMS
-from .new_optimisers import new_optimiser_each_call
 from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
 from .receiver import method_self_name
@@ -560,14 +559,6 @@ def stale_path(
                     or (reshaped_passes and _new_argument_types(graph, event, same_object))
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
-                    # Every later call is given an optimiser made since: a new structure
-                    # (not for a body JAX keeps while its operands keep their shapes).
-                    or (
-                        reshaped_passes
-                        and new_optimiser_each_call(
-                            graph.facts, event, same_object, uses.events, None
-                        )
-                    )
                 )
             ):
                 witness = _sequence_witness(graph, life, order, event, same_object)
@@ -617,11 +608,6 @@ def stale_path(
                     )
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
-                    # Every call in the loop is given an optimiser the pass made.
-                    or (
-                        reshaped_passes
-                        and new_optimiser_each_call(graph.facts, event, here, uses.events, loop)
-                    )
                     # Every call gives a static argument the pass's own counter (not
                     # for a body handed to ``lax.cond`` or ``lax.fori_loop``, as above).
                     or (
