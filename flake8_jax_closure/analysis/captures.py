@@ -40,6 +40,7 @@ from .bindings import (
     updates_traced_setting,
     waits_for_itself,
 )
+from .cached_bodies import SLICING_BODIES, cached_body_kinds, call_given
 from .callgraph.events import END, Event, EventKind, Reach, level
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
@@ -85,14 +86,6 @@ MethodReader = Callable[[str], list[tuple[str, ...]] | None]
 # objects whose attributes do change (``Defaults.EPS = 1e-6``).
 _DEFINITION_KINDS = frozenset({BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS})
 _HELPER_DEPTH = 3
-# Control flow that keeps the trace of the body it is handed while the shapes the body itself
-# is given stay the same: a slice for these two, which a new shape of the whole array leaves
-# the same; a carry or an operand for the others, which often follows the outer shapes (a new
-# outer shape traces those anew) but need not (``lax.fori_loop(0, 3, step, jnp.mean(x))``).
-_SLICING_BODIES = frozenset({"jax.lax.scan", "jax.lax.map"})
-_CACHED_BODIES = _SLICING_BODIES | frozenset(
-    {"jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"}
-)
 # Functions that hand a function to the host, to run at every call of the compiled code.
 _HOST_CALLBACKS = frozenset(
     {"io_callback", "pure_callback", "callback", "id_tap", "call", "buffer_callback"}
@@ -318,11 +311,17 @@ class CaptureAnalysis:
         )
 
     def _helper_reads(
-        self, scope: Scope, depth: int, seen: set[int]
-    ) -> Iterator[tuple[Read, Scope, Read, str]]:
+        self,
+        scope: Scope,
+        depth: int,
+        seen: set[tuple[int, frozenset[str]]],
+        bodies: frozenset[str] = frozenset(),
+    ) -> Iterator[tuple[Read, Scope, Read, str, frozenset[str]]]:
         """Reads inside functions of the module called by name from ``scope``, plain or
         compiled by a decorator: (the read, its owner, the call in ``scope`` that reaches it,
-        the helper's name)."""
+        the helper's name, the control flow it was handed to on the way there). A branch that a
+        helper hands to ``lax.cond`` is a cached body as much as one the compiled function hands
+        on itself: JAX keeps its trace by the function, wherever the call is written."""
         if depth > _HELPER_DEPTH:
             return
         facts = self.facts
@@ -330,14 +329,18 @@ class CaptureAnalysis:
             if not read.called and (self._handed_to(read) is None or self._host_callback(read)):
                 continue
             helper = self._traced_function(read)
-            if helper is None or id(helper) in seen or helper.is_within(scope):
+            if helper is None or helper.is_within(scope):
                 continue  # a function nested in ``scope``: its reads are ``scope``'s own
-            seen.add(id(helper))
+            handed = bodies | cached_body_kinds(self.facts, read)
+            # Reached again through a cached body: its reads are in a kept trace this time.
+            if (id(helper), handed) in seen:
+                continue
+            seen.add((id(helper), handed))
             for inner, owner in self.free_reads(helper, helper):
                 if not inner.called or self._traced_function(inner) is None:
-                    yield inner, owner, read, read.name
-            for inner, owner, _, _ in self._helper_reads(helper, depth + 1, seen):
-                yield inner, owner, read, read.name
+                    yield inner, owner, read, read.name, handed
+            for inner, owner, _, _, deeper in self._helper_reads(helper, depth + 1, seen, handed):
+                yield inner, owner, read, read.name, deeper
 
     def _handed_to(self, read: Read) -> ast.Call | None:
         """The call a function is handed to as an argument (``lax.scan(body, ...)``,
@@ -345,16 +348,7 @@ class CaptureAnalysis:
         return self._call_given(read.node)
 
     def _call_given(self, node: ast.AST) -> ast.Call | None:
-        """The call ``node`` is an argument of (by position or keyword), or an item of a list
-        or tuple written as one (``lax.switch(i, [first, second], x)``)."""
-        parent = self.facts.parent(node)
-        if isinstance(parent, (ast.List, ast.Tuple)) and isinstance(parent.ctx, ast.Load):
-            node, parent = parent, self.facts.parent(parent)
-        if isinstance(parent, ast.keyword):
-            node, parent = parent, self.facts.parent(parent)
-        if isinstance(parent, ast.Call) and parent.func is not node:
-            return parent
-        return None
+        return call_given(self.facts, node)
 
     def _host_callback(self, read: Read) -> bool:
         """``io_callback(cb, ...)``, ``jax.pure_callback(cb, ...)``, ``buffer_callback(cb,
@@ -388,18 +382,6 @@ class CaptureAnalysis:
                     return True
             current = current.parent
         return False
-
-    def _cached_body(self, read: Read, kinds: frozenset[str] = _CACHED_BODIES) -> bool:
-        """``lax.scan(body, ...)``, ``lax.map(body, xs)``, ``lax.cond(p, up, down, x)``,
-        ``lax.fori_loop(0, n, step, x)``: JAX keeps the body's trace by the function and the
-        shapes the body is given (its slices, its carry), which a new shape of the outer
-        arguments may leave the same: the outer function traces again, and the body's old
-        trace, with the old value, is taken back."""
-        call = self._handed_to(read)
-        if call is None:
-            return False
-        name = self.facts.qualified_name(read.scope, call.func)
-        return name in kinds
 
     def _traced_function(self, read: Read) -> Scope | None:
         """The function a call by name reaches while tracing, when it is a def of this module
@@ -451,16 +433,16 @@ class CaptureAnalysis:
         # whatever it is given keeps its shape (``bodies``, which holds ``sliced``).
         sliced: set[tuple[int, str]] = set()
         bodies: set[tuple[int, str]] = set()
-        for inner, owner, call, helper in self._helper_reads(compiled.scope, 1, set()):
+        for inner, owner, call, helper, handed in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
             if self._handed_unread(inner):
                 continue
             key = (id(owner), inner.name)
             read_nodes.setdefault(key, []).append(inner.node)
-            if self._cached_body(call, _SLICING_BODIES):
+            if handed & SLICING_BODIES:
                 sliced.add(key)
-            if self._cached_body(call):
+            if handed:
                 bodies.add(key)
             if key in by_variable and key not in through:
                 continue  # read directly too: reported there

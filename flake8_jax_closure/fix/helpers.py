@@ -141,12 +141,15 @@ class HelperFinder:
                     else:
                         pending.append((helper, depth + 1))
         reaching = {key for key, own in reads.items() if own}
+        # A helper that hands a reading function on (``lax.cond(p, scaled, kept, x)`` in
+        # ``pick``) is on the value's way too: ``_check_chain`` refuses it there.
+        edges = [(id(edge.caller), id(edge.helper)) for edge in calls]
+        edges += [(id(body), id(helper)) for body, helper, _ in uncalled]
         changed = True
         while changed:
             changed = False
-            for edge in calls:
-                caller = id(edge.caller)
-                if id(edge.helper) in reaching and caller in found and caller not in reaching:
+            for caller, helper_id in edges:
+                if helper_id in reaching and caller in found and caller not in reaching:
                     reaching.add(caller)
                     changed = True
         chain = Chain(
@@ -191,7 +194,22 @@ class HelperFinder:
                 )
         for helper in chain.helpers:
             if not chain.is_compiled(helper):
+                self._check_kept_elsewhere(helper)
                 self._check(helper, owner, name, attribute, chain)
+
+    def _check_kept_elsewhere(self, helper: Scope) -> None:
+        """A helper the module also names without calling it (``BRANCHES = [scaled, kept]``,
+        ``partial(scaled, k=2)``, ``staticmethod(scaled)``): the fix keeps that name as a
+        wrapper reading the value, and what holds it may run in a trace the fix does not reach
+        (a branch ``lax.switch`` keeps)."""
+        if helper.parent is None or helper.parent.kind is ScopeKind.CLASS:
+            return
+        for read in self.facts.reads_of(helper.parent, helper.name):
+            if not read.called and not read.scope.is_within(helper):
+                raise CannotThread(
+                    f"'{helper.name}' reads it and is also used without being called (line "
+                    f"{read.line}); the value cannot be passed through that use"
+                )
 
     def _reads_below(
         self, compiled: Scope, owner: Scope, name: str, attribute: str | None
