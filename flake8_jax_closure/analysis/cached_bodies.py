@@ -74,6 +74,8 @@ def cached_body_kinds(facts: Facts, read: Read, depth: int = 0) -> frozenset[str
     parameter = _parameter_given(helper, call, argument)
     if parameter is None:
         return kinds
+    if any(b.kind is not BindingKind.PARAM for b in facts.bindings_of(helper, parameter)):
+        return kinds  # ``up = partial(up)`` first: what is handed on is new at each trace
     for inner in facts.reads_within(helper):
         if inner.name == parameter and facts.resolve(inner.scope, parameter) is helper:
             kinds |= cached_body_kinds(facts, inner, depth + 1)
@@ -99,6 +101,9 @@ def names_denoted(facts: Facts, scope: Scope, expr: ast.expr, depth: int = 0) ->
         names |= {
             f"{base}.{expr.attr}" for base in names_denoted(facts, scope, expr.value, depth + 1)
         }
+    elif isinstance(expr, ast.IfExp):
+        names |= names_denoted(facts, scope, expr.body, depth + 1)
+        names |= names_denoted(facts, scope, expr.orelse, depth + 1)
     elif isinstance(expr, ast.Call) and expr.args:
         if names_denoted(facts, scope, expr.func, depth + 1) & _PARTIAL:
             names |= names_denoted(facts, scope, expr.args[0], depth + 1)

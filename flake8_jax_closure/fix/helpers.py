@@ -31,6 +31,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..analysis.cached_bodies import CACHED_BODIES, call_given, names_denoted
 from ..analysis.facts.model import BindingKind, Read, Scope, ScopeKind
 from ..analysis.facts.queries import Facts
 from ..analysis.names import last_name
@@ -49,6 +50,11 @@ class CannotThread(Exception):
     def __init__(self, message: str, compiled: list[Scope] | None = None) -> None:
         super().__init__(message)
         self.compiled = compiled or []
+
+
+# What keeps a function it is handed, to run later (see ``_kept``).
+_KEEPING = frozenset({"functools.partial"})
+_KEEPING_BUILTINS = frozenset({"staticmethod", "classmethod"})
 
 
 @dataclass
@@ -198,18 +204,39 @@ class HelperFinder:
                 self._check(helper, owner, name, attribute, chain)
 
     def _check_kept_elsewhere(self, helper: Scope) -> None:
-        """A helper the module also names without calling it (``BRANCHES = [scaled, kept]``,
-        ``partial(scaled, k=2)``, ``staticmethod(scaled)``): the fix keeps that name as a
-        wrapper reading the value, and what holds it may run in a trace the fix does not reach
-        (a branch ``lax.switch`` keeps)."""
+        """A helper the module also keeps or hands to control flow without calling it
+        (``BRANCHES = [scaled, kept]``, ``partial(scaled, k=2)``, ``staticmethod(scaled)``,
+        ``lax.cond(p, scaled, kept, x)`` in another function): the fix keeps that name as a
+        wrapper reading the value, and what holds it may run in a trace the fix does not reach (a
+        branch ``lax.switch`` keeps). A use that runs it eagerly (``jax.grad(loss)``,
+        ``map(factor, xs)``) reads the value as it runs, as before."""
         if helper.parent is None or helper.parent.kind is ScopeKind.CLASS:
             return
         for read in self.facts.reads_of(helper.parent, helper.name):
-            if not read.called and not read.scope.is_within(helper):
-                raise CannotThread(
-                    f"'{helper.name}' reads it and is also used without being called (line "
-                    f"{read.line}); the value cannot be passed through that use"
-                )
+            if read.called or read.scope.is_within(helper) or not self._kept(read):
+                continue
+            raise CannotThread(
+                f"'{helper.name}' reads it and is also kept without being called (line "
+                f"{read.line}); the value cannot be passed through what keeps it"
+            )
+
+    def _kept(self, read: Read) -> bool:
+        """``read`` stores the function (an item of a list, tuple, set or dict written out, the
+        value of an assignment) or hands it to ``partial``, ``staticmethod``, ``classmethod`` or
+        control flow that keeps its trace."""
+        facts = self.facts
+        parent = facts.parent(read.node)
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            return True
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            return parent.value is read.node
+        call = call_given(facts, read.node)
+        if call is None:
+            return False
+        if isinstance(call.func, ast.Name) and call.func.id in _KEEPING_BUILTINS:
+            return True
+        names = names_denoted(facts, read.scope, call.func)
+        return bool(names & (_KEEPING | CACHED_BODIES))
 
     def _reads_below(
         self, compiled: Scope, owner: Scope, name: str, attribute: str | None
