@@ -325,7 +325,9 @@ class CaptureAnalysis:
         if depth > _HELPER_DEPTH:
             return
         facts = self.facts
-        for read in list(facts.reads_within(scope)):
+        # In the order of the source, whatever order the facts were gathered in: the first
+        # way to a helper names it in the message (``through 'run()'``).
+        for read in sorted(facts.reads_within(scope), key=lambda r: r.start):
             if not read.called and (self._handed_to(read) is None or self._host_callback(read)):
                 continue
             helper = self._traced_function(read)
