@@ -9,14 +9,21 @@ literal arrays of a new shape after each change of what it reads (``rev(np.array
 
 A Python number is kept apart from an array of shape ``()``: JAX gives it a weak type of its own
 kind (``f(1.0)``, ``f(2)`` and ``f(jnp.ones(()))`` are three traces).
+
+Notebooks bind one name again cell after cell (``x = jnp.linspace(0, 1, 100)``, later ``x =
+jnp.linspace(0, 1, 200)``): a name read where exactly one plain assignment reaches it, as far as
+the statements show, has the shape of what that assignment made. Whatever binds names out of
+sight (``globals()``, ``exec``) or changes a NumPy array's shape in place (``x.shape = ...``)
+leaves the name unknown.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import weakref
 
-from .facts.model import Scope
+from .facts.model import Binding, BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
 # What the trace is keyed on, as far as the call writes it: the kind of value (``"array"``, the
@@ -50,7 +57,7 @@ def call_shapes(
     if mapped is not None:
         if not isinstance(mapped, ast.Call) or not isinstance(mapped.func, ast.Call):
             return None
-        shapes = _argument_shapes(facts, mapped, scope, numbers_by_value)
+        shapes = _argument_shapes(facts, mapped, scope, numbers_by_value, mapped=True)
         if shapes is None or any(kind != _ARRAY or not dims for kind, dims in shapes):
             return None
         return tuple((kind, dims[1:]) for kind, dims in shapes)
@@ -60,16 +67,33 @@ def call_shapes(
 
 
 def _argument_shapes(
-    facts: Facts, call: ast.Call, scope: Scope, numbers_by_value: bool
+    facts: Facts, call: ast.Call, scope: Scope, numbers_by_value: bool, mapped: bool = False
 ) -> tuple[Shape, ...] | None:
     if call.keywords:
         return None
     shapes = tuple(
-        _array_shape(_named(facts, argument, scope), numbers_by_value) for argument in call.args
+        _shape_of(facts, scope, _named(facts, argument, scope), numbers_by_value, mapped)
+        for argument in call.args
     )
     if not shapes or any(shape is None for shape in shapes):
         return None
     return shapes  # type: ignore[return-value]
+
+
+def _shape_of(
+    facts: Facts, scope: Scope, expr: ast.expr, numbers_by_value: bool, mapped: bool
+) -> Shape | None:
+    """A literal array's or number's shape, or that of an array JAX makes from literal
+    arguments. An array JAX makes may be weakly typed (``jnp.full((), 2.0)``, each example of
+    ``jnp.full(3, 2.0)`` under ``vmap``), which JAX keys like a Python number: of those no
+    shape ``()`` is told."""
+    shape = _array_shape(expr, numbers_by_value)
+    if shape is not None:
+        return shape
+    made = _made_shape(facts, scope, expr)
+    if made is None or len(made[1]) <= (1 if mapped else 0):
+        return None
+    return made
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -110,16 +134,131 @@ def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
 
 
 def _named(facts: Facts, expr: ast.expr, scope: Scope) -> ast.expr:
-    """What a name bound once in ``scope`` itself holds; else the expression."""
+    """What a name bound once in ``scope`` itself holds, or what the binding that reaches the
+    read holds (see ``_reaching``); else the expression."""
     if not isinstance(expr, ast.Name) or bound_by_comprehension(facts, expr):
         return expr
     owner = facts.resolve(scope, expr.id)
     if owner is not scope:
         return expr
     bindings = facts.bindings_of(owner, expr.id)
-    if len(bindings) != 1 or bindings[0].value is None:
+    if len(bindings) == 1 and bindings[0].value is not None:
+        return bindings[0].value
+    reaching = _reaching(facts, scope, expr, bindings)
+    if reaching is None or reaching.value is None or not _immutable(facts, scope, reaching.value):
         return expr
-    return bindings[0].value
+    return reaching.value
+
+
+def _immutable(facts: Facts, scope: Scope, value: ast.expr) -> bool:
+    """A Python number, or an array JAX made (``jnp.linspace(...)``, ``jax.random.normal(...)``,
+    ``x.reshape(...)`` of one): nothing can change its shape once made. A NumPy array can be
+    reshaped in place, through any name that holds it or any function given it."""
+    if isinstance(value, ast.Constant):
+        return type(value.value) in (int, float, complex, bool)
+    if not isinstance(value, ast.Call):
+        return False
+    function = value.func
+    if isinstance(function, ast.Attribute) and function.attr == "reshape":
+        return _immutable(facts, scope, _named(facts, function.value, scope))
+    return _imported_only(facts, scope, function) and (
+        facts.qualified_name(scope, function) or ""
+    ).startswith(("jax.numpy.", "jax.random."))
+
+
+def _imported_only(facts: Facts, scope: Scope, function: ast.expr) -> bool:
+    """The name a call's function starts from (``jnp`` of ``jnp.linspace``) is bound only by
+    imports: a ``def`` or an assignment of that name may hold another maker."""
+    root = function
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    bindings = facts.bindings_of(facts.resolve(scope, root.id), root.id)
+    return bool(bindings) and all(b.kind is BindingKind.IMPORT for b in bindings)
+
+
+# Calls and attributes through which code binds a name without a statement that shows it:
+# ``globals()["x"] = ...``, ``exec(...)``, ``sys.modules[__name__].x = ...``.
+_NAMESPACE_CALLS = frozenset(
+    {"globals", "vars", "locals", "exec", "eval", "__import__", "__main__", "import_module"}
+)
+_NAMESPACE_ATTRIBUTES = frozenset(
+    {"__dict__", "modules", "f_globals", "f_locals", "__globals__", "import_module"}
+)
+_computed_bindings: weakref.WeakKeyDictionary[ast.Module, bool] = weakref.WeakKeyDictionary()
+
+
+def _binds_by_computed_name(tree: ast.Module) -> bool:
+    """Whether the module names a way to bind a name that no statement shows."""
+    found = _computed_bindings.get(tree)
+    if found is None:
+        found = any(
+            (isinstance(node, ast.Name) and node.id in _NAMESPACE_CALLS)
+            or (isinstance(node, ast.Attribute) and node.attr in _NAMESPACE_ATTRIBUTES)
+            or (isinstance(node, ast.alias) and node.name.split(".")[0] in _NAMESPACE_CALLS)
+            or (isinstance(node, ast.ImportFrom) and node.module == "importlib")
+            for node in ast.walk(tree)
+        )
+        _computed_bindings[tree] = found
+    return found
+
+
+def _reaching(
+    facts: Facts, scope: Scope, name: ast.Name, bindings: list[Binding]
+) -> Binding | None:
+    """The binding of a name bound several times (``x = jnp.linspace(0, 1, 100)``, then ``x =
+    jnp.linspace(0, 1, 200)`` in a later notebook cell) that every run of the read sees: the
+    last plain assignment before it in ``scope``, outside any ``if``, ``try`` or ``match`` and
+    any loop that does not hold the read, with no binding after the read in a loop holding it
+    (the next pass would see that one), and none made by other code (a function declaring the
+    name ``global`` may bind it while the code runs)."""
+    read = next((r for r in facts.reads_of(scope, name.id) if r.node is name), None)
+    if (
+        read is None
+        or any(b.scope is not scope for b in bindings)
+        # ``x.shape = (10, 10)`` or ``x.resize(100)`` reshapes a NumPy array in place.
+        or facts.mutations_of(scope, name.id)
+        or _binds_by_computed_name(facts.tree)
+    ):
+        return None
+    at = (name.lineno, name.col_offset)
+    before = [b for b in bindings if b.at < at]
+    if (
+        not before
+        # A walrus binds where it runs, which the text does not order (``y = f(x) if (x :=
+        # ...) else None``); other kinds of binding are no plain value.
+        or any(b.kind is not BindingKind.ASSIGN for b in bindings)
+        or any(b.at > at and any(loop in read.loops for loop in b.loops) for b in bindings)
+    ):
+        return None
+    latest = max(before, key=lambda b: b.at)
+    if (
+        latest.branches
+        or any(loop not in read.loops for loop in latest.loops)
+        or not _always_run(facts, scope, latest, read.loops)
+    ):
+        return None
+    return latest
+
+
+def _always_run(facts: Facts, scope: Scope, binding: Binding, loops: tuple[ast.AST, ...]) -> bool:
+    """The binding's statement sits straight in the body of ``scope`` or of a loop holding the
+    read: not in a ``with`` (``contextlib.suppress`` may skip it), an ``else`` of a loop, a
+    ``try`` or an ``if``."""
+    statement = facts.statement_of(binding.node)
+    if statement is None:
+        return False
+    if statement in facts.tree.body:  # the module's own statements have no parent recorded
+        return scope.kind is ScopeKind.MODULE
+    parent = facts.parent(statement)
+    if parent is scope.node:
+        return statement in getattr(parent, "body", ())
+    return (
+        isinstance(parent, (ast.For, ast.AsyncFor, ast.While))
+        and parent in loops
+        and statement in parent.body
+    )
 
 
 def _array_shape(expr: ast.expr, numbers_by_value: bool = False) -> Shape | None:
@@ -169,3 +308,133 @@ def _nested_shape(node: ast.expr) -> tuple[int, ...] | None:
     (shape,) = inner
     assert shape is not None
     return (len(node.elts), *shape)
+
+
+# Makers of arrays whose shape their literal arguments give, by qualified name.
+# ``jax.random.normal(key, (3, 2))``: the shape is the second argument, or ``shape=``.
+_JAX_SAMPLERS = frozenset(
+    {"normal", "uniform", "randint", "gumbel", "laplace", "exponential", "rademacher", "cauchy"}
+)
+# Keywords that leave the shape as the other arguments give it.
+_SHAPE_KEEPING = frozenset({"dtype", "endpoint", "minval", "maxval"})
+
+
+def _made_shape(facts: Facts, scope: Scope, expr: ast.expr) -> Shape | None:
+    """The shape of an array that ``jax.numpy`` or ``jax.random`` makes from literal arguments:
+    ``jnp.linspace(0, 1, 100)``, ``jnp.arange(0, 10, 2)``, ``jax.random.normal(key, (100,
+    3))``, or reshapes with literal sizes (``x.reshape(-1, 5)`` of such an array). A JAX array
+    never changes its shape in place (a NumPy array may, ``x.shape = (2, 3)``, through any name
+    or function that holds it). Its dtype is left aside: arrays of one shape may still differ
+    by it, so two calls are never told apart by a dtype, only by their shapes."""
+    if not isinstance(expr, ast.Call) or any(isinstance(a, ast.Starred) for a in expr.args):
+        return None
+    keywords = {k.arg: k.value for k in expr.keywords}
+    if None in keywords:
+        return None  # ``**options`` may give anything
+    function = expr.func
+    if isinstance(function, ast.Attribute) and function.attr == "reshape":
+        dims = None if keywords else _reshaped(facts, scope, function.value, expr.args)
+        return None if dims is None else (_ARRAY, dims)
+    if not _imported_only(facts, scope, function):
+        return None
+    module, _, maker = (facts.qualified_name(scope, function) or "").rpartition(".")
+    dims = None
+    if module == "jax.numpy":
+        dims = _jax_numpy_dims(maker, expr.args, keywords)
+    elif module == "jax.random" and maker in _JAX_SAMPLERS:
+        dims = _shape_at(expr.args, keywords, 1, "shape", default=())
+        if maker == "randint" and "shape" not in keywords and len(expr.args) < 2:
+            dims = None
+    if dims is None or not set(keywords) <= _SHAPE_KEEPING | {"shape", "num"}:
+        return None
+    return _ARRAY, dims
+
+
+def _reshaped(
+    facts: Facts, scope: Scope, base: ast.expr, args: list[ast.expr]
+) -> tuple[int, ...] | None:
+    """``x.reshape(2, 5)`` or ``x.reshape((-1, 5))`` of an array whose shape is known."""
+    known = _made_shape(facts, scope, _named(facts, base, scope))
+    if known is None:
+        return None
+    elements = args[0].elts if len(args) == 1 and isinstance(args[0], ast.Tuple) else args
+    sizes = [_number_or_none(e) for e in elements]
+    if not sizes or None in sizes:
+        return None
+    given = tuple(n for n in sizes if n is not None)
+    size = math.prod(known[1])
+    free = given.count(-1)
+    rest = math.prod(d for d in given if d != -1)
+    if free > 1 or any(d < -1 for d in given) or (free == 1 and (rest == 0 or size % rest)):
+        return None
+    dims = tuple(size // rest if d == -1 else d for d in given)
+    return dims if math.prod(dims) == size else None
+
+
+def _number_or_none(node: ast.expr) -> int | None:
+    """An integer written in the code, negative or not (``-1``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number_or_none(node.operand)
+        return None if inner is None else -inner
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _jax_numpy_dims(
+    maker: str, args: list[ast.expr], keywords: dict[str | None, ast.expr]
+) -> tuple[int, ...] | None:
+    if maker == "linspace" and 2 <= len(args) <= 3:
+        # Ends given as arrays add their own axes: only numbers written in the code.
+        if ("num" in keywords and len(args) == 3) or None in map(_number, args[:2]):
+            return None
+        count = _int(args[2]) if len(args) == 3 else _int(keywords.get("num", _FIFTY))
+        return None if count is None or count < 0 else (count,)
+    if maker == "arange" and 1 <= len(args) <= 3:
+        numbers = [n for n in map(_number, args) if n is not None]
+        if len(numbers) != len(args):
+            return None
+        start, stop, step = [0.0, *numbers, 1.0][:3] if len(numbers) == 1 else [*numbers, 1.0][:3]
+        length = (stop - start) / step if step else math.nan
+        # A length past any array's (or infinite, or not a number) tells nothing.
+        if not 0 <= length < 2**40:
+            return None if math.isnan(length) or length >= 2**40 else (0,)
+        return (math.ceil(length),)
+    if maker in ("ones", "zeros", "empty", "full") and args:
+        if len(args) != (2 if maker == "full" else 1):
+            return None
+        return _literal_shape(args[0])
+    return None
+
+
+_FIFTY = ast.Constant(50)
+
+
+def _shape_at(
+    args: list[ast.expr],
+    keywords: dict[str | None, ast.expr],
+    index: int,
+    keyword: str,
+    default: tuple[int, ...] | None,
+) -> tuple[int, ...] | None:
+    """The literal shape given at position ``index`` or by ``keyword``; ``default`` when neither
+    gives one (``jax.random.normal(key)`` is a scalar) and no later position is given."""
+    if keyword in keywords:
+        return None if len(args) > index else _literal_shape(keywords[keyword])
+    if len(args) > index:
+        return _literal_shape(args[index])
+    return default
+
+
+def _int(node: ast.expr) -> int | None:
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _number(node: ast.expr) -> float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node.value, bool) or abs(node.value) > 2**60:
+            return None  # too large for a float that counts exactly
+        number = float(node.value)
+        return number if math.isfinite(number) else None
+    return None
