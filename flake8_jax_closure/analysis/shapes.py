@@ -13,8 +13,8 @@ kind (``f(1.0)``, ``f(2)`` and ``f(jnp.ones(()))`` are three traces).
 Notebooks bind one name again cell after cell (``x = jnp.linspace(0, 1, 100)``, later ``x =
 jnp.linspace(0, 1, 200)``): a name read where exactly one plain assignment reaches it, as far as
 the statements show, has the shape of what that assignment made. Whatever binds names out of
-sight (``globals()``, ``exec``) or changes a NumPy array's shape in place (``x.shape = ...``)
-leaves the name unknown.
+sight (``globals()``, ``exec``, a star import) or changes a NumPy array's shape in place
+(``x.shape = ...``) leaves the name unknown.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def call_shapes(
     their values (``equinox.filter_jit``)."""
     mapped: ast.AST | None = None
     call = facts.parent(callee)
-    if isinstance(call, ast.Call) and _maps_leading_axis(call, callee):
+    if isinstance(call, ast.Call) and _maps_leading_axis(facts, scope, call, callee):
         mapped = facts.parent(call)  # ``callee`` is the function handed to ``vmap``
     elif isinstance(callee, ast.Call) and isinstance(callee.func, ast.Call):
         inner = callee.func  # ``callee`` is the call of what ``vmap`` returned
-        if inner.args and _maps_leading_axis(inner, inner.args[0]):
+        if inner.args and _maps_leading_axis(facts, scope, inner, inner.args[0]):
             mapped = callee
     if mapped is not None:
         if not isinstance(mapped, ast.Call) or not isinstance(mapped.func, ast.Call):
@@ -118,11 +118,14 @@ def bound_by_comprehension(facts: Facts, name: ast.Name) -> bool:
     return False
 
 
-def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
-    """``jax.vmap(callee)`` (or ``in_axes=0``): maps every argument over its first axis."""
+def _maps_leading_axis(facts: Facts, scope: Scope, call: ast.Call, callee: ast.AST) -> bool:
+    """``jax.vmap(callee)`` (or ``in_axes=0``): maps every argument over its first axis. Only
+    JAX's own ``vmap``, under a name only imports bind: a module's ``vmap = partial(jax.vmap,
+    in_axes=1)`` maps another axis."""
     func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name != "vmap" or call.args != [callee]:
+    if call.args != [callee] or not _imported_only(facts, scope, func):
+        return False
+    if facts.qualified_name(scope, func) != "jax.vmap":
         return False
     return all(
         keyword.arg == "in_axes"
@@ -133,34 +136,57 @@ def _maps_leading_axis(call: ast.Call, callee: ast.AST) -> bool:
     )
 
 
-def _named(facts: Facts, expr: ast.expr, scope: Scope) -> ast.expr:
+def _named(facts: Facts, expr: ast.expr, scope: Scope, depth: int = 0) -> ast.expr:
     """What a name bound once in ``scope`` itself holds, or what the binding that reaches the
-    read holds (see ``_reaching``); else the expression."""
+    read holds (see ``_reaching``); else the expression. Not a name read in the statement that
+    binds it (``x = totals[f(x)] = y`` binds ``x`` before it runs ``f(x)``), nor in a module
+    that binds names no statement shows (``from numpy import *``, ``globals()``)."""
     if not isinstance(expr, ast.Name) or bound_by_comprehension(facts, expr):
         return expr
     owner = facts.resolve(scope, expr.id)
-    if owner is not scope:
+    if owner is not scope or _binds_by_computed_name(facts.tree):
         return expr
     bindings = facts.bindings_of(owner, expr.id)
+    if any(_holds(facts.statement_of(b.node), expr) for b in bindings):
+        return expr
     if len(bindings) == 1 and bindings[0].value is not None:
         return bindings[0].value
     reaching = _reaching(facts, scope, expr, bindings)
-    if reaching is None or reaching.value is None or not _immutable(facts, scope, reaching.value):
+    if (
+        reaching is None
+        or reaching.value is None
+        or not _immutable(facts, scope, reaching.value, depth)
+    ):
         return expr
     return reaching.value
 
 
-def _immutable(facts: Facts, scope: Scope, value: ast.expr) -> bool:
+def _holds(statement: ast.stmt | None, node: ast.expr) -> bool:
+    """Whether ``node`` lies within ``statement``'s text."""
+    if statement is None or statement.end_lineno is None or statement.end_col_offset is None:
+        return statement is None
+    start = (statement.lineno, statement.col_offset)
+    end = (statement.end_lineno, statement.end_col_offset)
+    return start <= (node.lineno, node.col_offset) < end
+
+
+# How many reshapes of reshapes are followed: names bound to reshapes of each other (``x =
+# y.reshape(6)`` and ``y = x.reshape(2, 3)``) would otherwise be followed without end.
+_MAX_DEPTH = 8
+
+
+def _immutable(facts: Facts, scope: Scope, value: ast.expr, depth: int = 0) -> bool:
     """A Python number, or an array JAX made (``jnp.linspace(...)``, ``jax.random.normal(...)``,
     ``x.reshape(...)`` of one): nothing can change its shape once made. A NumPy array can be
     reshaped in place, through any name that holds it or any function given it."""
     if isinstance(value, ast.Constant):
         return type(value.value) in (int, float, complex, bool)
-    if not isinstance(value, ast.Call):
+    if not isinstance(value, ast.Call) or depth > _MAX_DEPTH:
         return False
     function = value.func
     if isinstance(function, ast.Attribute) and function.attr == "reshape":
-        return _immutable(facts, scope, _named(facts, function.value, scope))
+        base = _named(facts, function.value, scope, depth + 1)
+        return _immutable(facts, scope, base, depth + 1)
     return _imported_only(facts, scope, function) and (
         facts.qualified_name(scope, function) or ""
     ).startswith(("jax.numpy.", "jax.random."))
@@ -168,18 +194,25 @@ def _immutable(facts: Facts, scope: Scope, value: ast.expr) -> bool:
 
 def _imported_only(facts: Facts, scope: Scope, function: ast.expr) -> bool:
     """The name a call's function starts from (``jnp`` of ``jnp.linspace``) is bound only by
-    imports: a ``def`` or an assignment of that name may hold another maker."""
+    imports of one module: a ``def`` or an assignment of that name may hold another maker, and
+    so may another import (``from jax import random``, later ``import random``) or a star
+    import (``from numpy import *`` binds ``random`` too)."""
     root = function
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name):
+    if not isinstance(root, ast.Name) or _binds_by_computed_name(facts.tree):
         return False
     bindings = facts.bindings_of(facts.resolve(scope, root.id), root.id)
-    return bool(bindings) and all(b.kind is BindingKind.IMPORT for b in bindings)
+    return (
+        bool(bindings)
+        and all(b.kind is BindingKind.IMPORT for b in bindings)
+        and len({b.imported for b in bindings}) == 1
+    )
 
 
 # Calls and attributes through which code binds a name without a statement that shows it:
-# ``globals()["x"] = ...``, ``exec(...)``, ``sys.modules[__name__].x = ...``.
+# ``globals()["x"] = ...``, ``exec(...)``, ``builtins.exec(...)``, ``sys.modules[__name__].x =
+# ...``; and star imports, which bind whatever the other module holds.
 _NAMESPACE_CALLS = frozenset(
     {"globals", "vars", "locals", "exec", "eval", "__import__", "__main__", "import_module"}
 )
@@ -196,7 +229,17 @@ def _binds_by_computed_name(tree: ast.Module) -> bool:
         found = any(
             (isinstance(node, ast.Name) and node.id in _NAMESPACE_CALLS)
             or (isinstance(node, ast.Attribute) and node.attr in _NAMESPACE_ATTRIBUTES)
-            or (isinstance(node, ast.alias) and node.name.split(".")[0] in _NAMESPACE_CALLS)
+            # ``builtins.exec(...)``; not ``model.eval()``, which binds nothing.
+            or (
+                isinstance(node, ast.Attribute)
+                and node.attr in _NAMESPACE_CALLS
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("builtins", "__builtins__")
+            )
+            or (
+                isinstance(node, ast.alias)
+                and (node.name == "*" or node.name.split(".")[0] in _NAMESPACE_CALLS)
+            )
             or (isinstance(node, ast.ImportFrom) and node.module == "importlib")
             for node in ast.walk(tree)
         )
@@ -219,7 +262,6 @@ def _reaching(
         or any(b.scope is not scope for b in bindings)
         # ``x.shape = (10, 10)`` or ``x.resize(100)`` reshapes a NumPy array in place.
         or facts.mutations_of(scope, name.id)
-        or _binds_by_computed_name(facts.tree)
     ):
         return None
     at = (name.lineno, name.col_offset)
@@ -319,7 +361,7 @@ _JAX_SAMPLERS = frozenset(
 _SHAPE_KEEPING = frozenset({"dtype", "endpoint", "minval", "maxval"})
 
 
-def _made_shape(facts: Facts, scope: Scope, expr: ast.expr) -> Shape | None:
+def _made_shape(facts: Facts, scope: Scope, expr: ast.expr, depth: int = 0) -> Shape | None:
     """The shape of an array that ``jax.numpy`` or ``jax.random`` makes from literal arguments:
     ``jnp.linspace(0, 1, 100)``, ``jnp.arange(0, 10, 2)``, ``jax.random.normal(key, (100,
     3))``, or reshapes with literal sizes (``x.reshape(-1, 5)`` of such an array). A JAX array
@@ -328,12 +370,14 @@ def _made_shape(facts: Facts, scope: Scope, expr: ast.expr) -> Shape | None:
     by it, so two calls are never told apart by a dtype, only by their shapes."""
     if not isinstance(expr, ast.Call) or any(isinstance(a, ast.Starred) for a in expr.args):
         return None
+    if depth > _MAX_DEPTH:
+        return None
     keywords = {k.arg: k.value for k in expr.keywords}
     if None in keywords:
         return None  # ``**options`` may give anything
     function = expr.func
     if isinstance(function, ast.Attribute) and function.attr == "reshape":
-        dims = None if keywords else _reshaped(facts, scope, function.value, expr.args)
+        dims = None if keywords else _reshaped(facts, scope, function.value, expr.args, depth)
         return None if dims is None else (_ARRAY, dims)
     if not _imported_only(facts, scope, function):
         return None
@@ -351,10 +395,10 @@ def _made_shape(facts: Facts, scope: Scope, expr: ast.expr) -> Shape | None:
 
 
 def _reshaped(
-    facts: Facts, scope: Scope, base: ast.expr, args: list[ast.expr]
+    facts: Facts, scope: Scope, base: ast.expr, args: list[ast.expr], depth: int
 ) -> tuple[int, ...] | None:
     """``x.reshape(2, 5)`` or ``x.reshape((-1, 5))`` of an array whose shape is known."""
-    known = _made_shape(facts, scope, _named(facts, base, scope))
+    known = _made_shape(facts, scope, _named(facts, base, scope, depth + 1), depth + 1)
     if known is None:
         return None
     elements = args[0].elts if len(args) == 1 and isinstance(args[0], ast.Tuple) else args
