@@ -101,3 +101,16 @@ def test_the_cache_keeps_the_witness(tmp_path: Path) -> None:
     key = cache.key(CALLED.encode(), Settings(), RunOptions())
     cache.put(key, findings)
     assert cache.get(key) == findings and findings[0].witness
+
+
+def test_a_change_the_module_makes_itself_is_shown_where_its_statement_starts() -> None:
+    # The rebinding takes effect where its statement ends (events are ordered so), but the
+    # witness points at the statement's start, on the line it starts: not past the line's end.
+    source = (
+        "import jax\n\nscale = 1.0\n\n\n@jax.jit\ndef f(x):\n    return x * scale\n\n\n"
+        "f(1.0)\nscale = (\n    2.0\n)\nf(1.0)\n"
+    )
+    (finding,) = check_source(source, Settings())
+    change = next(step for step in finding.witness if step.role is Role.CHANGE)
+    assert (change.line, change.column) == (12, 0)
+    assert "changed at line 12," in finding.message

@@ -724,9 +724,20 @@ def _path(trace: Event, change: Event, reuse: Event, again: str | None = None) -
 
 
 def _step(role: Role, event: Event, again: str | None = None) -> WitnessStep:
-    """Where the event happens in its driver, and the function called there that does it."""
+    """Where the event happens in its driver, and the function called there that does it.
+    A change the driver makes itself takes effect where its statement ends (``scale = 2.0``
+    binds after the value is made), which is how events are ordered; it is shown where the
+    statement starts, which a reader finds."""
     via = event.via.name if event.via is not None else None
-    return WitnessStep(role, event.at[0], event.at[1], via=via, again=again)
+    line, column = event.at
+    node = event.node
+    if (
+        role is Role.CHANGE
+        and isinstance(node, (ast.stmt, ast.expr))
+        and (node.end_lineno, node.end_col_offset) == event.at
+    ):
+        line, column = node.lineno, node.col_offset
+    return WitnessStep(role, line, column, via=via, again=again)
 
 
 def _result_called(use: Event, change: Event) -> bool:
