@@ -671,3 +671,152 @@ def test_a_function_of_another_module_that_only_calls_what_it_is_given_runs_it_n
     script.write_text(EVALUATE)
     found = _check("--no-cache", str(script))
     assert [(f["code"], f["name"]) for f in found] == [("JC101", "mask")] * findings
+
+
+MODEL = """from functools import partial
+
+import jax
+
+from pkg import settings
+
+
+class Smoother:
+    def __init__(self, alpha):
+        self.alpha = alpha
+        self.blend = jax.jit(self._blend)
+
+    @partial(jax.jit, static_argnums=0)
+    def smooth(self, x):
+        return x * self.alpha
+
+    def _blend(self, x):
+        return x * (1 - self.alpha)
+
+
+@jax.jit
+def update(w, g):
+    return w - settings.LR * g * settings.DECAY
+"""
+SETTINGS = "LR = 0.1\nDECAY = 1.0\n"
+
+
+@pytest.fixture
+def stored(project: Path) -> Path:
+    (project / "pkg" / "model.py").write_text(MODEL)
+    (project / "pkg" / "settings.py").write_text(SETTINGS)
+    return project
+
+
+def _steps(finding: dict[str, object]) -> list[tuple[object, ...]]:
+    return [(s["path"], s["line"], s["role"], s["via"], s["again"]) for s in finding["witness"]]  # type: ignore[attr-defined, index]
+
+
+@pytest.mark.parametrize(
+    ("method", "held"), [("smooth", "jax.jit, static self"), ("blend", "jax.jit, bound method")]
+)
+def test_an_attribute_stored_on_an_object_in_a_script_is_the_change(
+    stored: Path, method: str, held: str
+) -> None:
+    """``s.alpha = 0.9`` in a script between two calls of the compiled method it imported:
+    the compiled method holds ``self`` (static, or a bound method compiled in the constructor
+    and kept on the object), so the second call reuses the first trace."""
+    (stored / "scripts" / "run.py").write_text(
+        f"from pkg.model import Smoother\n\ns = Smoother(0.5)\ns.{method}(1.0)\n"
+        f"s.alpha = 0.9\ns.{method}(1.0)\n"
+    )
+    (finding,) = _check("--no-cache", str(stored / "pkg" / "model.py"))
+    assert finding["code"] == "JC104" and finding["name"] == "self.alpha"
+    via = f"Smoother.{method}"
+    assert _steps(finding) == [
+        ("scripts/run.py", 4, "trace", via, None),
+        ("scripts/run.py", 5, "change", None, None),
+        ("scripts/run.py", 6, "reuse", via, None),
+    ]
+    assert f"({held}) reads 'self.alpha', changed in scripts/run.py at line 5 (attribute " in str(
+        finding["message"]
+    )
+    # The values stored there decide how the fix passes the attribute: unseen here.
+    fix = finding["fix"]
+    assert fix["applicability"] == "unsafe"  # type: ignore[index]
+    assert "'self.alpha' is also set in scripts/run.py" in fix["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # Set before the first call.
+        "s = Smoother(0.5)\ns.alpha = 0.9\ns.smooth(1.0)\ns.smooth(1.0)\n",
+        # Stored on another object than the one called.
+        "s = Smoother(0.5)\nt = Smoother(0.5)\ns.smooth(1.0)\nt.alpha = 0.9\ns.smooth(1.0)\n",
+        # The name holds a new object by the store: a new static self traces anew.
+        "s = Smoother(0.5)\ns.smooth(1.0)\ns = Smoother(0.5)\ns.alpha = 0.9\ns.smooth(1.0)\n",
+        # A new object each pass.
+        "for a in (0.5, 0.9):\n    s = Smoother(0.5)\n    s.alpha = a\n    s.smooth(1.0)\n",
+        # The same value stored before each pass's call.
+        "s = Smoother(0.5)\nfor x in (1.0, 2.0):\n    s.alpha = 0.9\n    s.smooth(x)\n",
+    ],
+)
+def test_an_attribute_stored_where_no_call_reuses_an_old_trace_is_no_change(
+    stored: Path, script: str
+) -> None:
+    (stored / "scripts" / "run.py").write_text("from pkg.model import Smoother\n\n" + script)
+    assert _check("--no-cache", str(stored / "pkg" / "model.py")) == []
+
+
+@pytest.mark.parametrize(
+    ("imported", "name"),
+    [("from pkg import settings", "settings"), ("import pkg.settings as cfg", "cfg")],
+)
+def test_an_attribute_of_a_module_stored_in_a_script_is_the_change(
+    stored: Path, imported: str, name: str
+) -> None:
+    """``settings.LR = 0.5`` in a script between two calls of ``update``, which reads
+    ``settings.LR`` at its trace: the module's attribute is a value baked into the trace."""
+    (stored / "scripts" / "run.py").write_text(
+        f"{imported}\nfrom pkg.model import update\n\nw = update(1.0, 1.0)\n"
+        f"for epoch in range(3):\n    w = update(w, 1.0)\n    {name}.LR *= 0.5\n"
+    )
+    (finding,) = _check("--no-cache", str(stored / "pkg" / "model.py"))
+    assert finding["code"] == "JC103" and finding["name"] == "settings"
+    assert "reads 'settings.LR', mutated in place in scripts/run.py at line 7 (" in str(
+        finding["message"]
+    )
+    assert _steps(finding) == [
+        ("scripts/run.py", 6, "trace", "update", None),
+        ("scripts/run.py", 7, "change", None, None),
+        ("scripts/run.py", 6, "reuse", "update", "next pass of the loop at line 5"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("script", "findings"),
+    [
+        ("settings.LR = 0.5\nupdate(1.0, 1.0)\nupdate(1.0, 1.0)\n", 0),
+        ("for lr in (0.1, 0.2):\n    settings.DECAY = 0.5\n    update(1.0, lr)\n", 0),
+        ("for lr in (0.1, 0.2):\n    update(1.0, lr)\n    settings.DECAY = 0.5\n", 1),
+        # Another module's attribute of the same name.
+        ("other.LR = 0.5\nupdate(1.0, 1.0)\nother.LR = 0.7\nupdate(1.0, 1.0)\n", 0),
+    ],
+)
+def test_a_module_attribute_stored_before_every_call_is_no_change(
+    stored: Path, script: str, findings: int
+) -> None:
+    (stored / "pkg" / "other.py").write_text("LR = 0.1\n")
+    (stored / "scripts" / "run.py").write_text(
+        "from pkg import other, settings\nfrom pkg.model import update\n\n" + script
+    )
+    found = _check("--no-cache", str(stored / "pkg" / "model.py"))
+    assert [f["code"] for f in found] == ["JC103"] * findings
+
+
+def test_the_cache_follows_a_store_in_another_module(
+    stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLAKE8_JAX_CLOSURE_CACHE_DIR", str(tmp_path / "cache"))
+    run = stored / "scripts" / "run.py"
+    model = str(stored / "pkg" / "model.py")
+    stale = "from pkg import settings\nfrom pkg.model import update\n\nupdate(1.0, 1.0)\n"
+    run.write_text(stale + "settings.LR = 0.5\nupdate(1.0, 1.0)\n")
+    assert len(_check(model)) == 1
+    run.write_text(stale)
+    assert _check(model) == []

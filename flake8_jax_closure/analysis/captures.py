@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ..diagnostics import Role, WitnessStep
 from .bindings import (
     fed_from_arguments,
     fields_below,
@@ -31,6 +32,7 @@ from .bindings import (
     initial_bindings,
     keeps_fields_read,
     library_function_call,
+    library_package,
     module_path,
     names_module,
     same_definition_everywhere,
@@ -141,6 +143,16 @@ class StaleCapture:
     class_attribute: bool = False
     # How the reported change makes a compiled call stale: a witness, or an API hazard.
     path: StalePath = field(default_factory=StalePath, repr=False)
+    # The function whose callers change the object they handed it (``make_step(cfg)``).
+    handed_by_callers_of: str | None = None
+
+    @property
+    def changed_elsewhere(self) -> WitnessStep | None:
+        """The change step, when another file of the project makes the change (no rebinding
+        or mutation of this module is the change)."""
+        if self.rebinding is not None or self.mutation is not None:
+            return None
+        return next((s for s in self.path.steps if s.role is Role.CHANGE), None)
 
     @property
     def is_global(self) -> bool:
@@ -187,6 +199,8 @@ class CaptureAnalysis:
         # taken for it.
         self._handed: dict[int, tuple[Mutation, list[Handing]]] = {}
         self._parameter_changes = ParameterChanges(facts)
+        # Changes a function's callers make to an object they hand it, by id.
+        self._by_callers: set[int] = set()
 
     def groups(self, compiled: Iterable[CompiledFunction]) -> list[list[CompiledFunction]]:
         """Sites compiling one function: ``jax.jit(f)`` made twice shares f's trace cache."""
@@ -477,6 +491,13 @@ class CaptureAnalysis:
                     _methods_called(self.facts, read_nodes.get((owner_id, name), [])),
                     reshaped_passes=(owner_id, name) not in bodies,
                 )  # fmt: skip
+            if path is None and not fed:
+                stored = self._stored_in_another_file(sites, owner, name, paths)
+                if stored is not None:
+                    # Only the reads of the attributes stored: the finding shows them, the fix
+                    # passes them.
+                    attributes, path = stored
+                    reads = [r for r, p in zip(reads, paths, strict=True) if p[0][1:] in attributes]
             if path is None:
                 continue
             reads.sort(key=lambda r: r.start)
@@ -486,11 +507,44 @@ class CaptureAnalysis:
                 or any(b.kind is BindingKind.CLASS for b in bindings)
                 or names_module(self.facts, bindings)
             )
+            by_callers = mutation is not None and id(mutation) in self._by_callers
             yield StaleCapture(
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
                 read_through=through.get((owner_id, name)), class_attribute=class_bound,
-                path=path,
+                path=path, handed_by_callers_of=owner.name if by_callers else None,
             )  # fmt: skip
+
+    def _stored_in_another_file(
+        self, sites: list[CompiledFunction], owner: Scope, name: str, paths: list[tuple[str, ...]]
+    ) -> tuple[set[str], StalePath] | None:
+        """A stale path another file of the project takes by storing an attribute of a module
+        of the project that the compiled code reads (``config.LR = 0.5`` in a script, between
+        two calls of the compiled ``update`` that reads ``config.LR``). Only for a module this
+        one imports once and never changes itself, whose attributes are read by name; with the
+        attributes stored so (the path shown is the first one's)."""
+        project = self.project
+        if project is None or owner.kind is not ScopeKind.MODULE:
+            return None
+        bindings = self.facts.bindings_of(owner, name)
+        if len(bindings) != 1 or bindings[0].imported is None or library_package(bindings):
+            return None
+        if self.facts.mutations_of(owner, name):
+            return None  # changed here too: timed with the module's own changes
+        if not all(path and path[0].startswith(".") for path in paths):
+            return None  # the module itself is used, not only attributes read by name
+        home = project.module_file(bindings[0].imported)
+        if home is None:
+            return None
+        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        stored: dict[str, StalePath] = {}
+        for attribute in dict.fromkeys(path[0][1:] for path in paths):
+            if not attribute.startswith("__"):
+                found = project.store_witness(callers, home, attribute, per_object=False)
+                if found is not None:
+                    stored[attribute] = found
+        if not stored:
+            return None
+        return set(stored), next(iter(stored.values()))
 
     def _handed_unread(self, read: Read) -> bool:
         """The variable itself, handed to a parameter its function never reads."""
@@ -589,6 +643,10 @@ class CaptureAnalysis:
                     for m in mutations
                     if not self._stored_by_called_method(made_from, methods_called, m)
                 ]
+        if not rebindings and owner.kind is ScopeKind.FUNCTION and name in owner.params:
+            # ``step = make_step(cfg)``, then ``cfg.lr = 0.01``: the closure holds the
+            # caller's object, changed in place there.
+            mutations += self._caller_changes(owner, name, paths)
         # Stored from the trace's own argument, through helpers or the object's methods, before
         # anything reads it: no change made elsewhere to that path reaches a compiled result.
         fed = [*(fed or ()), *self._fed_through_helpers(compiled.scope, mutations, reads or [])]
@@ -611,7 +669,7 @@ class CaptureAnalysis:
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         stale: list[tuple[Binding | Mutation, StalePath]] = []
         for change in changes:
-            reach = self.change_reach(change, barrier)
+            reach = self.change_reach(change, None if id(change) in self._by_callers else barrier)
             path = stale_path(
                 self.graph, life, reach, _varies(change), retraced_by_shape,
                 steady=partial(same_in_every_pass, facts, change, elsewhere=self.elsewhere),
@@ -624,6 +682,44 @@ class CaptureAnalysis:
             if path.witnessed and isinstance(change, Binding):
                 break  # nothing later is reported before it
         return _reported(stale)
+
+    def _caller_changes(
+        self, function: Scope, parameter: str, paths: list[tuple[str, ...]]
+    ) -> list[Mutation]:
+        """Changes in place that the callers of ``function`` make to the object they pass as
+        ``parameter`` (a plain name, ``make_step(cfg)``), on the paths read through it, after
+        handing it over or before: the timing says which fall between two compiled calls.
+        Only paths below the object count (``cfg.lr``), as read; only a function the module
+        calls by name."""
+        if not all(paths):
+            return []
+        node = function.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return []
+        positional = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        found: list[Mutation] = []
+        for event in self.graph.uses_of_function(function).events:
+            if event.kind is not EventKind.RUN or not (event.via is None or event.via is function):
+                continue
+            call = self.facts.parent(event.node) if event.node is not None else None
+            if not isinstance(call, ast.Call) or call.func is not event.node:
+                continue
+            argument = _argument_for(call, positional, parameter)
+            if not isinstance(argument, ast.Name):
+                continue
+            holder = self.facts.resolve(event.driver, argument.id)
+            if holder is function or holder.is_within(function):
+                continue
+            for mutation in self.facts.mutations_of(holder, argument.id):
+                if (
+                    mutation.path
+                    and not mutation.scope.is_within(function)
+                    and any(paths_overlap(mutation.path, p) for p in paths)
+                    and self._mutation_applies(mutation)
+                ):
+                    self._by_callers.add(id(mutation))
+                    found.append(mutation)
+        return found
 
     def _before_memoised_making(self, change: Binding | Mutation, site: CompiledFunction) -> bool:
         """A change of a local of a memoised factory (``functools.cache``) in its own body,
@@ -1203,3 +1299,18 @@ def _never_none(value: ast.expr | None, function: ast.AST, depth: int = 0) -> bo
             and _never_none(assigns[0].value, function, depth + 1)
         )
     return False
+
+
+def _argument_for(call: ast.Call, positional: list[str], parameter: str) -> ast.expr | None:
+    """The expression a call passes as ``parameter``: by keyword, or by position when no
+    ``*args`` comes before it."""
+    for keyword in call.keywords:
+        if keyword.arg == parameter:
+            return keyword.value
+    if parameter not in positional:
+        return None
+    index = positional.index(parameter)
+    before = call.args[: index + 1]
+    if len(call.args) <= index or any(isinstance(a, ast.Starred) for a in before):
+        return None
+    return call.args[index]

@@ -62,6 +62,12 @@ class Call:
     loops: tuple[int, ...]  # first lines of the loops around it in its driver
     module: str  # the dotted module name the callee is imported from
     name: str  # its qualified name there: ``set_lr``, ``Trainer.set_lr``
+    # What happens there: a call; an attribute stored (``trainer.lr = 0.5``: ``Trainer.lr``;
+    # ``config.LR = 0.5``: ``LR`` of the module ``config``); or a local name bound (``t =
+    # Trainer()``, module and name empty), after which ``t`` holds another object.
+    kind: str = "call"
+    receiver: str | None = None  # the local name called or stored through (``t``)
+    steady: bool = False  # a store of a literal, the same value every time it runs
 
 
 @dataclass
@@ -131,19 +137,92 @@ def _walk_driver(
             if isinstance(node, ast.Call):
                 for module, name in _targets(walk, node.func, instances):
                     walk.calls.append(
-                        Call(driver, node.lineno, node.col_offset, inner, module, name)
-                    )
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-            made = _targets(walk, statement.value.func, instances)
-            for target in statement.targets:
-                if isinstance(target, ast.Name) and made:
-                    instances[target.id] = made[0]
+                        Call(driver, node.lineno, node.col_offset, inner, module, name,
+                             receiver=_receiver(node.func))
+                    )  # fmt: skip
+        for target in _stored_attributes(statement):
+            stored = _stored(walk, target, instances)
+            if stored is not None:
+                module, name = stored
+                walk.calls.append(
+                    Call(driver, statement.lineno, statement.col_offset, inner, module, name,
+                         kind="store", receiver=target.value.id,  # type: ignore[attr-defined]
+                         steady=_literal_store(statement))
+                )  # fmt: skip
+        if isinstance(statement, ast.Assign):
+            made = (
+                _targets(walk, statement.value.func, instances)
+                if isinstance(statement.value, ast.Call)
+                else []
+            )
+            for bound in statement.targets:
+                if not isinstance(bound, ast.Name):
+                    continue
+                walk.calls.append(
+                    Call(driver, statement.lineno, statement.col_offset, inner, "", "",
+                         kind="bind", receiver=bound.id)
+                )  # fmt: skip
+                if made:
+                    instances[bound.id] = made[0]
+                else:
+                    instances.pop(bound.id, None)  # no longer an object of the class
         for block in ("body", "orelse", "finalbody"):
             children = getattr(statement, block, None)
             if isinstance(children, list) and children and isinstance(children[0], ast.stmt):
                 _walk_driver(walk, driver, children, inner, instances)
         for handler in getattr(statement, "handlers", []):
             _walk_driver(walk, driver, handler.body, inner, instances)
+
+
+def _stored_attributes(statement: ast.stmt) -> list[ast.Attribute]:
+    """The ``name.attr`` targets the statement stores (``t.lr = 0.5``, ``t.lr *= 0.9``)."""
+    targets: list[ast.expr]
+    if isinstance(statement, ast.Assign):
+        targets = [
+            t
+            for target in statement.targets
+            for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+        ]
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return []
+    return [t for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)]
+
+
+def _stored(
+    walk: _Walk, target: ast.Attribute, instances: dict[str, tuple[str, str]]
+) -> tuple[str, str] | None:
+    """The (module, qualified name) an attribute store changes: an attribute of an object of
+    an imported class (``Trainer.lr``), or of an imported module (``LR`` of ``config``)."""
+    base = target.value.id  # type: ignore[attr-defined]
+    if base in instances:
+        module, cls = instances[base]
+        return module, f"{cls}.{target.attr}"
+    if base in walk.aliases and base not in walk.imported:
+        return walk.aliases[base], target.attr
+    if base in walk.imported:
+        # ``from pkg import config``: a module of the package, when one is (``_module_file``).
+        module, name = walk.imported[base]
+        return f"{module}.{name}", target.attr
+    return None
+
+
+def _literal_store(statement: ast.stmt) -> bool:
+    """``t.lr = 0.5``: a store that sets one value every time (not ``t.lr *= 0.5``)."""
+    value = getattr(statement, "value", None)
+    if isinstance(statement, ast.AugAssign) or value is None:
+        return False
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    return isinstance(value, ast.Constant)
+
+
+def _receiver(func: ast.expr) -> str | None:
+    """The local name a method is called on (``t`` in ``t.fit()``)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id
+    return None
 
 
 def _own_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
@@ -414,6 +493,13 @@ class ProjectIndex:
         inner = f"{source[0]}.{source[1]}" if source[1] else source[0]
         return self._class_home(inner, name, hops - 1)
 
+    def module_file(self, module: Path, imported: str) -> Path | None:
+        """The file of the module ``imported``, as ``module`` imports it (``.config`` relative
+        to it)."""
+        if imported.startswith("."):
+            imported = _absolute(imported, max(module_names(module, self.root), key=len))
+        return self._module_file(imported)
+
     def _module_file(self, module: str) -> Path | None:
         candidates = self._modules().get(module, [])
         if len(candidates) != 1 or candidates[0].suffix != ".py":
@@ -466,11 +552,77 @@ class ProjectIndex:
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
-                [c for c in calls if c.module in names], set(changers), set(callers)
+                [c for c in calls if c.kind == "call" and c.module in names],
+                set(changers),
+                set(callers),
             )
             if found is not None:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
+
+    def store_witness(
+        self, module: Path, callers: list[str], home: Path, stored: str, per_object: bool
+    ) -> tuple[WitnessStep, ...] | None:
+        """A stale path another file of the project takes by storing an attribute the compiled
+        code of ``module`` reads: a call of an entry point (``callers``), the store, and a call
+        again, in one driver, or the store and a call in one loop. ``stored``: the attribute's
+        qualified name in the file ``home`` (``Trainer.lr`` of an object of a class, ``LR`` of a
+        module). ``per_object``: the attribute belongs to one object, so the calls and the
+        store must go through one local name that holds one object all along."""
+        if not callers:
+            return None
+        names = module_names(module, self.root)
+        home = home.resolve()
+        bare = stored.rsplit(".", 1)[-1]
+        for path in self.files():
+            if path.resolve() in (module.resolve(), home):
+                continue
+            text = self._text(path)
+            if bare not in text or not any(c.rsplit(".", 1)[-1] in text for c in callers):
+                continue
+            calls, lines = self._file_calls(path)
+            relevant = [
+                c
+                for c in calls
+                if self._runs_entry(c, module, names, callers)
+                or (c.kind == "store" and self._stores(c, home, stored))
+                or c.kind == "bind"
+            ]
+            found = _store_order(relevant, per_object)
+            if found is not None:
+                return tuple(lines.step(role, call, again) for role, call, again in found)
+        return None
+
+    def _stores(self, call: Call, home: Path, stored: str) -> bool:
+        """Whether the store changes the attribute ``stored`` of the file ``home``."""
+        owner, _, attribute = stored.rpartition(".")
+        call_owner, _, call_attribute = call.name.rpartition(".")
+        if attribute != call_attribute or bool(owner) != bool(call_owner):
+            return False
+        if owner:  # an object of a class, which imports may re-export
+            found = self._class_home(call.module, call_owner, _MOST_HOPS)
+            return found is not None and found[0].resolve() == home and found[1] == owner
+        path = self._module_file(call.module)
+        return path is not None and path.resolve() == home
+
+    def _runs_entry(
+        self, call: Call, module: Path, names: frozenset[str], callers: list[str]
+    ) -> bool:
+        """Whether the call runs one of ``callers`` of ``module``: by one of the module's names,
+        or as a method of a class that imports re-export."""
+        if call.kind != "call":
+            return False
+        if call.module in names:
+            return call.name in callers
+        owner, _, method = call.name.rpartition(".")
+        if not owner or "." in owner or not any(c.endswith(f".{method}") for c in callers):
+            return False
+        found = self._class_home(call.module, owner, _MOST_HOPS)
+        return (
+            found is not None
+            and found[0].resolve() == module.resolve()
+            and f"{found[1]}.{method}" in callers
+        )
 
     def called_elsewhere(self, module: Path, qualified: str) -> bool:
         """Whether another file of the project calls the function or method ``qualified``
@@ -484,7 +636,7 @@ class ProjectIndex:
             if bare not in text:
                 continue
             calls, _ = self._file_calls(path)
-            if any(c.module in names and c.name == qualified for c in calls):
+            if any(c.kind == "call" and c.module in names and c.name == qualified for c in calls):
                 return True
         return False
 
@@ -505,7 +657,8 @@ class _Lines:
         if self.cells:
             start, number = max((c for c in self.cells if c[0] <= line), default=self.cells[0])
             shown, line = f"{shown}:cell {number}", line - start + 1
-        return WitnessStep(role, line, call.column, via=call.name, again=again, path=shown)
+        via = call.name if call.kind == "call" else None
+        return WitnessStep(role, line, call.column, via=via, again=again, path=shown)
 
 
 def _notebook_module(path: Path, text: str, root: Path) -> tuple[str, _Lines]:
@@ -549,6 +702,56 @@ def _stale_order(
             return [(Role.TRACE, both[0], None), (Role.CHANGE, both[0], None),
                     (Role.REUSE, both[1], None)]  # fmt: skip
     return None
+
+
+def _store_order(calls: list[Call], per_object: bool) -> list[tuple[Role, Call, str | None]] | None:
+    """Trace, store and reuse among one file's calls and stores, in one driver. Through one
+    object (``per_object``), a name bound again between two steps holds another object, and
+    a loop that binds it makes a new object each pass."""
+    by_driver: dict[str, list[Call]] = {}
+    for call in sorted(calls, key=lambda c: (c.line, c.column)):
+        by_driver.setdefault(call.driver, []).append(call)
+    for events in by_driver.values():
+        binds = [c for c in events if c.kind == "bind"]
+        uses = [c for c in events if c.kind == "call"]
+        for store in (c for c in events if c.kind == "store"):
+            receiver = store.receiver if per_object else None
+            mine = [u for u in uses if receiver is None or u.receiver == receiver]
+            before = [
+                u for u in mine if _at(u) < _at(store) and not _rebound(binds, receiver, u, store)
+            ]
+            after = [
+                u for u in mine if _at(u) > _at(store) and not _rebound(binds, receiver, store, u)
+            ]
+            if before and after:
+                return [(Role.TRACE, before[0], None), (Role.CHANGE, store, None),
+                        (Role.REUSE, after[0], None)]  # fmt: skip
+            for use in mine:
+                shared = set(use.loops) & set(store.loops)
+                if not shared:
+                    continue
+                loop = max(shared)
+                if receiver is not None and any(
+                    b.receiver == receiver and loop in b.loops for b in binds
+                ):
+                    continue  # a new object each pass
+                if store.steady and not any(loop in u.loops and _at(u) < _at(store) for u in mine):
+                    continue  # one value, stored before every call of the pass
+                again = f"next pass of the loop at line {loop}"
+                return [(Role.TRACE, use, None), (Role.CHANGE, store, None),
+                        (Role.REUSE, use, again)]  # fmt: skip
+    return None
+
+
+def _rebound(binds: list[Call], receiver: str | None, first: Call, second: Call) -> bool:
+    """The name is bound again between the two steps: it holds another object at the second."""
+    return receiver is not None and any(
+        b.receiver == receiver and _at(first) < _at(b) <= _at(second) for b in binds
+    )
+
+
+def _at(call: Call) -> tuple[int, int]:
+    return call.line, call.column
 
 
 # One index a project and process: its files are walked once, each read and parsed once.
@@ -602,6 +805,25 @@ class ProjectView:
 
     def called_elsewhere(self, qualified: str) -> bool:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
+
+    def store_witness(
+        self, callers: list[str], home: Path, stored: str, per_object: bool
+    ) -> StalePath | None:
+        """A stale path another file takes by storing ``stored`` of the file ``home``
+        (``ProjectIndex.store_witness``)."""
+        if self.index is None:
+            return None
+        steps = self.index.store_witness(self.module, callers, home, stored, per_object)
+        from .timing import StalePath
+
+        return None if steps is None else StalePath(steps)
+
+    def module_file(self, imported: str) -> Path | None:
+        """The project's file of the module ``imported`` (``pkg.config``, or ``.config``
+        relative to this file); None when the project has no one such file."""
+        if self.index is None:
+            return None
+        return self.index.module_file(self.module, imported)
 
     def function_def(self, qualified: str) -> ast.FunctionDef | None:
         return None if self.index is None else self.index.function_def(self.module, qualified)

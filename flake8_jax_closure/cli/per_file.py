@@ -82,6 +82,16 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().called_elsewhere(qualified)
 
+    def store_witness(
+        self, callers: list[str], home: Path, stored: str, per_object: bool
+    ) -> StalePath | None:
+        self.asked = True
+        return super().store_witness(callers, home, stored, per_object)
+
+    def module_file(self, imported: str) -> Path | None:
+        self.asked = True
+        return super().module_file(imported)
+
     def function_def(self, qualified: str) -> ast.FunctionDef | None:
         self.asked = True
         return super().function_def(qualified)

@@ -47,7 +47,8 @@ class Lifter:
         bindings = facts.bindings_of(capture.owner, capture.name)
         # An imported module's attribute changed in place (``config.LR = 0.5``) is a value,
         # lifted like a class attribute; a module rebound is not.
-        through_paths = capture.mutation is not None and all(r.path for r in capture.reads)
+        changed_in_place = capture.mutation is not None or capture.changed_elsewhere is not None
+        through_paths = changed_in_place and all(r.path for r in capture.reads)
         if capture.attribute is None and any(
             b.kind is BindingKind.DEF or (b.kind is BindingKind.IMPORT and not through_paths)
             for b in bindings
@@ -164,6 +165,18 @@ class Lifter:
 
     def _judge(self, capture: StaleCapture, lift: Lift, fix: FunctionFix) -> None:
         mutation = capture.mutation
+        elsewhere = capture.changed_elsewhere
+        if elsewhere is not None:
+            # The values stored there decide traced or static, and this file does not show them.
+            fix.unsafe_reasons.append(
+                f"'{lift.value_code}' is also set in {elsewhere.path}, whose values the fix "
+                "does not judge"
+            )
+        if capture.handed_by_callers_of is not None:
+            fix.unsafe_reasons.append(
+                f"'{lift.value_code}' is set by the callers of "
+                f"'{capture.handed_by_callers_of}()', whose values the fix does not judge"
+            )
         if not lift.path and capture.rebinding is None:
             fix.unsafe_reasons.append(
                 f"the whole object '{capture.name}' becomes an argument; it must hold only arrays "

@@ -8,8 +8,9 @@ from ..diagnostics import Finding
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
-    from ..analysis.facts.model import Scope, Site
+    from ..analysis.facts.model import Mutation, Scope, Site
     from ..analysis.timing import StalePath
+    from ..diagnostics import WitnessStep
 
 STALE = "compiled calls keep the value from the first trace"
 # An API hazard's code: the rule's, in the hundreds above (JC102 -> JC202), off by default.
@@ -24,6 +25,15 @@ def hazard_code(code: str) -> str:
 def where(site: Site) -> str:
     function = site.scope.enclosing_function_name()
     return f"in '{function}'" if function else "at module level"
+
+
+def changed(site: Mutation | None, elsewhere: WitnessStep | None, verb: str = "changed") -> str:
+    """``changed at line 24 in 'set_lr' (attribute assigned)``; for a change another file of
+    the project makes, ``changed in train.py at line 10 (attribute assigned)``."""
+    if site is not None:
+        return f"{verb} at line {site.line} {where(site)} ({site.description})"
+    assert elsewhere is not None
+    return f"{verb} in {elsewhere.path} at line {elsewhere.line} (attribute assigned)"
 
 
 def finding(capture: StaleCapture, code: str, message: str) -> Finding:

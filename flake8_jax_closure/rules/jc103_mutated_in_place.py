@@ -5,7 +5,10 @@ What it does
     array, an object's attributes, a class's or an imported configuration module's attributes
     such as ``settings.LR``) that is changed in place: item or attribute assignment,
     augmented assignment or ``del`` on it, or a mutating method call (``update``, ``append``,
-    ``pop``, NumPy's ``fill``, ...), after the compiled function may have run.
+    ``pop``, NumPy's ``fill``, ...), after the compiled function may have run. The change
+    may be made by another file of the project (``settings.LR = 0.5`` in a script, on a module
+    the compiled function reads), or by the caller of a function that makes the compiled one
+    and is handed the object (``step = make_step(cfg)``, then ``cfg.lr = 0.01``).
 
 Why is this bad
     Tracing reads the object's contents once; compiled calls keep those contents. NumPy arrays
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING
 from ..analysis.captures import EVERY_OWNER
 from ..analysis.pipeline import value_captures
 from ..diagnostics import Finding
-from ._common import STALE, finding, shown, subject, through, where
+from ._common import STALE, changed, finding, shown, subject, through
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
@@ -57,12 +60,14 @@ OWNERS = EVERY_OWNER
 
 
 def check(capture: StaleCapture) -> Finding | None:
-    if capture.attribute is not None or capture.rebinding is not None or capture.mutation is None:
+    site, elsewhere = capture.mutation, capture.changed_elsewhere
+    if capture.attribute is not None or capture.rebinding is not None:
         return None
-    site = capture.mutation
+    if site is None and elsewhere is None:
+        return None
     return finding(
         capture,
         CODE,
-        f"{subject(capture)} reads '{shown(capture)}'{through(capture)}, mutated in place at "
-        f"line {site.line} {where(site)} ({site.description}); {STALE}",
+        f"{subject(capture)} reads '{shown(capture)}'{through(capture)}, "
+        f"{changed(site, elsewhere, 'mutated in place')}; {STALE}",
     )

@@ -6,7 +6,8 @@ What it does
     (``jax.jit(self.step)``), and compiled closures made inside a method, that read
     ``self.<attr>`` (directly, or through a method or property of the same class) while that
     attribute is assigned, augmented, deleted or mutated in place in another method, later in the
-    same method, or on an instance of the class elsewhere in the module.
+    same method, or on an instance of the class elsewhere in the module or in another file of
+    the project that imports the class (``s.alpha = 0.9`` between two calls in a script).
 
 Why is this bad
     A static ``self`` is hashed by identity, so JAX's cache never notices that an attribute
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING
 
 from ...analysis.captures import EVERY_OWNER
 from ...diagnostics import Finding
-from .._common import STALE, finding, where
+from .._common import STALE, changed, finding
 from .detection import MethodCaptureAnalysis
 
 if TYPE_CHECKING:
@@ -79,7 +80,8 @@ def detect(module: ModuleFacts, owners: frozenset[Owner]) -> Iterator[StaleCaptu
 
 def check(capture: StaleCapture) -> Finding | None:
     site = capture.mutation
-    if capture.attribute is None or site is None:
+    elsewhere = capture.changed_elsewhere
+    if capture.attribute is None or (site is None and elsewhere is None):
         return None
     compiled = capture.compiled
     held = (
@@ -90,5 +92,5 @@ def check(capture: StaleCapture) -> Finding | None:
         capture,
         CODE,
         f"'{compiled.name}' ({compiled.transform}{held}) reads '{capture.name}.{capture.attribute}'"
-        f"{through}, changed at line {site.line} {where(site)} ({site.description}); {STALE}",
+        f"{through}, {changed(site, elsewhere)}; {STALE}",
     )

@@ -256,6 +256,18 @@ class MethodCaptureAnalysis:
                     if parts is None or parts.touches(change.path)
                 ]
             if not stale:
+                stored_elsewhere = self._stored_in_another_file(
+                    cls, holder, attribute, life,
+                    read_whole=not fed and parts is None and layout is None and fields is None,
+                )  # fmt: skip
+                if stored_elsewhere is not None:
+                    attribute_reads.sort(key=lambda r: r.start)
+                    yield StaleCapture(
+                        site, self_name, method, attribute_reads[0], tuple(attribute_reads),
+                        None, None, attribute=attribute, static_self=holder.static_self,
+                        bound_method=holder.bound_method, read_through=through.get(attribute),
+                        path=stored_elsewhere,
+                    )  # fmt: skip
                 continue
             # The first change the code shows a witness for, else the first API hazard.
             change, path = next(((c, p) for c, p in stale if p.witnessed), stale[0])
@@ -266,6 +278,63 @@ class MethodCaptureAnalysis:
                 bound_method=holder.bound_method, read_through=through.get(attribute),
                 path=path,
             )  # fmt: skip
+
+    def _stored_in_another_file(
+        self,
+        cls: ClassFacts,
+        holder: Holder,
+        attribute: str,
+        life: CompiledLife,
+        read_whole: bool,
+    ) -> StalePath | None:
+        """A stale path another file of the project takes by storing the attribute on an object
+        of the class (``trainer.lr = 0.5`` between two ``trainer.fit(...)`` calls in a script
+        that imports ``Trainer``). Only for a static ``self``, which every object shares, and an
+        attribute the module changes only while constructing, read whole: the module's own
+        changes, and reads of a part, are timed by the rest of the rule."""
+        project = self.captures.project
+        if project is None or not read_whole:
+            return None
+        if cls.scope.parent is None or cls.scope.parent.kind is not ScopeKind.MODULE:
+            return None  # only a module-level class can be imported
+        if any(
+            changer is None or changer.name not in cls.construction
+            for _, changer in self._changes(cls, attribute)
+        ):
+            return None
+        if holder.static_self:
+            callers = [entry.qualified_name() for entry in life.reach.entries]
+        else:
+            kept = self._kept_by_constructor(cls, holder)
+            if kept is None:
+                return None
+            callers = [f"{cls.scope.name}.{kept}"]
+        return project.store_witness(
+            callers, project.module, f"{cls.scope.name}.{attribute}", per_object=True
+        )
+
+    def _kept_by_constructor(self, cls: ClassFacts, holder: Holder) -> str | None:
+        """``act`` for ``self.act = jax.jit(self._act)`` in a constructor: each object keeps a
+        wrapper of its own bound method there, which importers call as ``agent.act(q)``."""
+        site = holder.site
+        statement = self.facts.parent(site.site)
+        method = site.site_scope
+        if not holder.bound_method or method.name not in cls.construction:
+            return None
+        if method.parent is not cls.scope or not isinstance(statement, ast.Assign):
+            return None
+        if len(statement.targets) != 1 or not isinstance(site.site, ast.Call):
+            return None
+        target = statement.targets[0]
+        self_name = method_self_name(method)
+        if (
+            not isinstance(target, ast.Attribute)
+            or not isinstance(target.value, ast.Name)
+            or target.value.id != self_name
+            or _bound_receiver(site) != self_name
+        ):
+            return None
+        return target.attr
 
     def _handed_unread(self, read: Read) -> bool:
         """``self.weights`` handed to a parameter its function never reads
