@@ -47,6 +47,7 @@ from ...analysis.captures import CaptureAnalysis, StaleCapture
 from ...analysis.compiled import CompiledFunction, CompiledFunctionFinder
 from ...analysis.facts.model import (
     AttributeRef,
+    Binding,
     BindingKind,
     Mutation,
     Pos,
@@ -858,7 +859,21 @@ class MethodCaptureAnalysis:
     ) -> Iterator[tuple[Mutation, StalePath]]:
         """The changes that can make the compiled object stale, in order, each with its path."""
         changes = sorted(self._changes(cls, attribute), key=lambda c: c[0].end)
+        per_run = self._wrapper_per_run(holder, life)
         for mutation, method in changes:
+            if per_run and id(mutation) not in own_writes:
+                # Only a change the run makes after making its wrapper reaches that wrapper.
+                site = holder.site
+                reach = self.captures.change_reach(mutation, None)
+                later = [
+                    e
+                    for e in reach.events
+                    if e.driver is site.site_scope and e.at > site.created_at
+                ]  # fmt: skip
+                path = stale_path(self.graph, life, Reach(later)) if later else None
+                if path is not None:
+                    yield mutation, path
+                continue
             if id(mutation) in own_writes:
                 # Written once, while tracing: stale from the second compiled call on.
                 written = Event(mutation.scope, mutation.end, mutation.loops, EventKind.RUN)
@@ -892,7 +907,7 @@ class MethodCaptureAnalysis:
                 if method.name in cls.construction or method in replacers:
                     continue  # before the object exists, or only for the next object made
             if method is None:
-                path = self._instance_change(mutation, self._same_object(mutation, life, cls))
+                path = self._instance_change(mutation, life, cls)
                 if path is not None:
                     yield mutation, path
                 continue
@@ -906,9 +921,132 @@ class MethodCaptureAnalysis:
             once = self._runs_once(cls, method)
             if once and _changed_before_every_use(life.reach, reach):
                 continue  # lazy set-up: the first compiled call of each object follows it
-            path = stale_path(self.graph, life, reach, varies=not once)
+            path = self._per_object_path(cls, life, reach, varies=not once)
             if path is not None:
                 yield mutation, path
+
+    def _per_object_path(
+        self,
+        cls: ClassFacts,
+        life: CompiledLife,
+        change: Reach,
+        varies: bool = True,
+        changed: str | None = None,
+    ) -> StalePath | None:
+        """The change's path, object by object. A static ``self`` is hashed by identity, so a
+        call of a method that changes one object (``cold.calibrate(0.25)``) makes only that
+        object's calls stale: those on an object another name made are not (``hot``), and
+        one on an object the same statement makes (``Ridge(a).fit(x)``) comes before all of
+        its calls. A name bound to a new object at the top of each pass of a loop holds
+        another object in the next pass (``m = Member(seed)``): no pass reuses the last one's
+        trace through it. A class hashed by value shares traces between equal objects: every
+        call counts. ``changed``: the name an instance change goes through, where its
+        statement does not show it (``setattr(obj, "a", v)``)."""
+        if self._hashed_by_value(cls):
+            return stale_path(self.graph, life, change, varies=varies)
+        groups: dict[tuple[int, str] | None, list[Event]] = {}
+        split = False  # whether telling objects apart changes anything
+        for event in change.events:
+            receiver = _changed_receiver(event)
+            if receiver is None and changed is not None and event.via is None:
+                receiver = ast.Name(changed)
+            if isinstance(receiver, ast.Call) and (
+                self.graph.object_class_of_call(event.driver, receiver) is cls.scope
+            ):
+                split = True
+                continue  # a new object, changed before anything can call it
+            key = None
+            if isinstance(receiver, ast.Name):
+                key = self._made_here(event.driver, receiver.id)
+            if key is not None and (
+                self._fresh_each_pass(key)
+                or any(self._other_object(u, key) for u in life.reach.events)
+            ):
+                split = True
+            groups.setdefault(key, []).append(event)
+        if not split:
+            return stale_path(self.graph, life, change, varies=varies)
+        if None not in groups and change.entries:
+            groups[None] = []
+        found: StalePath | None = None
+        for key, events in groups.items():
+            if key is None:
+                path = stale_path(self.graph, life, Reach(events, change.entries), varies=varies)
+            else:
+                fresh = self._fresh_each_pass(key)
+                made = self._made_before(key, events)
+                uses = [
+                    _outside_loops(u, fresh) if self._on_object(u, key) else u
+                    for u in life.reach.events
+                    if not self._other_object(u, key)
+                    and not (
+                        made is not None
+                        and self._on_object(u, key)
+                        and u.driver is made[0]
+                        and u.at < made[1]
+                    )
+                ]
+                own = dataclasses.replace(life, reach=Reach(uses, life.reach.entries))
+                moved = Reach([_outside_loops(e, fresh) for e in events])
+                path = stale_path(self.graph, own, moved, varies=varies)
+            if path is not None and path.witnessed:
+                return path
+            found = found or path
+        return found
+
+    def _fresh_each_pass(self, key: tuple[int, str]) -> frozenset[int]:
+        """The loops (by id) at the top of whose body the name is bound to a new object."""
+        loops = set()
+        for binding in self._bindings_by_key(key):
+            # Unconditional in the pass: a statement of the innermost loop's own body.
+            for loop in binding.loops[-1:]:
+                if isinstance(loop, (ast.For, ast.While)) and any(
+                    statement is binding.node for statement in loop.body
+                ):
+                    loops.add(id(loop))
+        return frozenset(loops)
+
+    def _made_before(self, key: tuple[int, str], changes: list[Event]) -> tuple[Scope, Pos] | None:
+        """Where the name was last bound to a new object before every change, when each change
+        follows that binding in the same run of its code (the binding is a statement of the
+        body that holds the change): calls through the name before it called another object.
+        """
+        drivers = {id(event.driver) for event in changes}
+        if len(drivers) != 1:
+            return None
+        driver = changes[0].driver
+        found: Pos | None = None
+        for binding in self._bindings_by_key(key):
+            if binding.scope is not driver:
+                continue
+            if binding.loops:
+                loop = binding.loops[-1]
+                body = getattr(loop, "body", [])
+                holds = all(loop in event.loops for event in changes)
+            else:
+                body = getattr(driver.node, "body", [])
+                holds = True
+            if not holds or not any(statement is binding.node for statement in body):
+                continue
+            at = binding.start
+            if all(event.at > binding.end for event in changes) and (found is None or at > found):
+                found = at
+        return None if found is None else (driver, found)
+
+    def _bindings_by_key(self, key: tuple[int, str]) -> list[Binding]:
+        owner_id, name = key
+        for scope in self.facts.module_scope.walk():
+            if id(scope) == owner_id:
+                return self.facts.bindings_of(scope, name)
+        return []
+
+    def _on_object(self, event: Event, key: tuple[int, str]) -> bool:
+        """The event calls the compiled method through the name ``key`` names."""
+        node = event.node
+        if event.via is not None or not isinstance(node, ast.Attribute):
+            return False
+        receiver = node.value
+        return isinstance(receiver, ast.Name) and self._made_here(event.driver, receiver.id) == key
 
     def _held_object_changes(
         self,
@@ -1182,6 +1320,37 @@ class MethodCaptureAnalysis:
             return set()
         return {method for _, method in self._changes(cls, target.attr) if method is not None}
 
+    def _wrapper_per_run(self, holder: Holder, life: CompiledLife) -> bool:
+        """``step_fn = jax.jit(self.step)`` as a statement of a function's own body, kept only
+        in that local name and called only there: each run makes a new wrapper, and the last
+        run's is gone by then (it returned), so the new one starts with no trace (JAX keeps a
+        bound method's traces only while a wrapper of it is alive)."""
+        site = holder.site
+        function = site.site_scope
+        statement = self.facts.parent(site.site)
+        if not holder.bound_method or function.kind is not ScopeKind.FUNCTION:
+            return False
+        if site.created_loops or not isinstance(statement, ast.Assign):
+            return False
+        if not any(s is statement for s in getattr(function.node, "body", [])):
+            return False
+        name = site.bound_name
+        if name is None or len(statement.targets) != 1:
+            return False
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name) or target.id != name:
+            return False
+        if name in function.declared_global | function.declared_nonlocal:
+            return False
+        if len(self.facts.bindings_of(function, name)) != 1:
+            return False
+        # Called there, or by running the function (its callers' calls of it).
+        return all(
+            e.kind is EventKind.RUN
+            and ((e.driver is function and e.via is None) or e.via is function)
+            for e in life.reach.events
+        )
+
     def _remade_in_place(self, holder: Holder) -> bool:
         """The closure is made on every run of its method, by a statement of the method's own
         body (not under a branch or in a loop), and stored in an attribute of ``self``
@@ -1198,18 +1367,6 @@ class MethodCaptureAnalysis:
             and isinstance(target.value, ast.Name)
             and target.value.id == holder.self_name
         )
-
-    def _same_object(self, mutation: Mutation, life: CompiledLife, cls: ClassFacts) -> CompiledLife:
-        """The calls that can reach the object ``mutation`` changes. A static ``self`` is
-        hashed by identity: ``second.mul = 2.0`` cannot make ``first.calc(x)``'s trace stale
-        when each name holds only objects it made itself. A class hashed by value (its own
-        ``__eq__`` or ``__hash__``, a dataclass) shares traces between equal objects: every
-        call counts."""
-        changed = self._made_here(mutation.scope, mutation.name)
-        if changed is None or self._hashed_by_value(cls):
-            return life
-        events = [e for e in life.reach.events if not self._other_object(e, changed)]
-        return dataclasses.replace(life, reach=Reach(events, life.reach.entries))
 
     def _made_here(self, scope: Scope, name: str) -> tuple[int, str] | None:
         """The variable ``name`` names, when every value it is given is an object it makes
@@ -1237,14 +1394,40 @@ class MethodCaptureAnalysis:
         called = self._made_here(event.driver, receiver.id)
         return called is not None and called != changed
 
-    def _instance_change(self, mutation: Mutation, life: CompiledLife) -> StalePath | None:
+    def _instance_change(
+        self, mutation: Mutation, life: CompiledLife, cls: ClassFacts
+    ) -> StalePath | None:
         """``obj.attr = ...`` (or ``param.attr = ...`` in a function given the object): timed
-        where it runs against the compiled object's calls."""
+        where it runs against the calls of the compiled object on that object."""
         owner = self.facts.resolve(mutation.scope, mutation.name)
         barrier = owner if owner.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) else None
         if mutation.name in owner.params:
             barrier = None  # the object comes from the callers: each call changes it
-        return stale_path(self.graph, life, self.captures.change_reach(mutation, barrier))
+        reach = self.captures.change_reach(mutation, barrier)
+        return self._per_object_path(cls, life, reach, changed=mutation.name)
+
+
+def _changed_receiver(event: Event) -> ast.expr | None:
+    """The object a change event changes: ``cold`` of ``cold.calibrate(...)``, or of
+    ``cold.temperature = t``."""
+    node = event.node
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Attribute):
+            return targets[0].value
+        return None
+    if isinstance(node, ast.Attribute):
+        return node.value
+    return None
+
+
+def _outside_loops(event: Event, loops: frozenset[int]) -> Event:
+    """The event as seen by one object: the passes of ``loops`` hold other objects, and so do
+    the passes of the loops around them, each of which runs them again."""
+    inner = max((i for i, loop in enumerate(event.loops) if id(loop) in loops), default=None)
+    if inner is None:
+        return event
+    return dataclasses.replace(event, loops=event.loops[inner + 1 :])
 
 
 def _sets_attribute(mutation: Mutation) -> bool:
