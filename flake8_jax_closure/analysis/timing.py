@@ -41,6 +41,7 @@ from .eager import runs_eagerly
 from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
+from .first_pass import first_pass_only
 from .names import NON_ARRAYS_STATIC, OWN_CACHE_TRANSFORMS
 from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
@@ -566,6 +567,8 @@ def stale_path(
                     return witness
                 hazard = hazard or _hazard(uses, change)
         loop = _loop(graph.facts, event, here, life)
+        if loop is not None and _first_pass_before_uses(event, loop, here):
+            loop = None  # set up in the first pass only, before its first compiled call
         if loop is not None and graph.stops_in_first_pass(event.driver, loop):
             loop = None  # the first pass always raises: no pass reuses its trace
         if (
@@ -1313,6 +1316,13 @@ def _makes_here(statement: ast.stmt, made: ast.AST) -> bool:
 
 def _contains_expression(expression: ast.AST, node: ast.AST) -> bool:
     return any(inner is node for inner in ast.walk(expression))
+
+
+def _first_pass_before_uses(change: Event, loop: ast.AST, uses: list[Event]) -> bool:
+    """The change runs only in the loop's first pass (``if step == 0:``, ``if mean is None:``),
+    before every use in the loop: the first trace in the loop reads the value it sets."""
+    in_loop = [u for u in uses if loop in u.loops]
+    return all(change.at < u.at for u in in_loop) and first_pass_only(change.node, loop)
 
 
 def _set_first_each_pass(
