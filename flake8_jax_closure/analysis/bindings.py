@@ -47,7 +47,15 @@ def same_import(binding: Binding, initial: Binding) -> bool:
 
 
 # Builtins that give the same result for the same arguments.
-_PURE_BUILTINS = frozenset({"len", "int", "float", "round", "min", "max", "abs", "bool"})
+_PURE_BUILTINS = frozenset(
+    {"len", "int", "float", "round", "min", "max", "abs", "bool", "dict", "list", "tuple"}
+)
+# Methods of an array (NumPy's or JAX's) that compute a new value from it and change nothing:
+# ``X_train.mean(axis=0)`` of an array bound once gives an equal value every time.
+_PURE_ARRAY_METHODS = frozenset(
+    {"mean", "std", "var", "sum", "min", "max", "prod", "reshape", "astype", "copy",
+     "transpose", "ravel", "flatten", "T", "shape", "ndim", "size", "dtype"}
+)  # fmt: skip
 # Library functions that give equal values for equal arguments: array constructors and
 # arithmetic of NumPy and ``jax.numpy``, ``math``, and ``jax.random`` (a function of its key).
 # NumPy's own random numbers and its uninitialised ``empty`` are not.
@@ -63,8 +71,11 @@ _IMPURE_PREFIXES = ("numpy.random.", "numpy.empty", "jax.numpy.empty")
 _PURE_NODES = (
     ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.List,
     ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Name, ast.Call,
-    ast.keyword, ast.Attribute, ast.Subscript, ast.Slice,
+    ast.keyword, ast.Attribute, ast.Subscript, ast.Slice, ast.Dict,
 )  # fmt: skip
+# Values that are new containers: rebound to an equal display, the name holds what the trace
+# read only if nothing changed the old one in place first.
+_CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.ListComp, ast.DictComp)
 
 
 _SAME_VALUE_DEPTH = 3  # names of names of names assigned the same expression everywhere
@@ -84,7 +95,31 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     if not all(same_tree(statement, other) for other, _ in assigned[1:]):
         return False
     first = bindings[0]
+    if _makes_container(value) and facts.mutations_of(
+        facts.resolve(first.scope, first.name), first.name
+    ):
+        return False  # changed in place before a trace, then set back to the display
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
+
+
+def _array_method(node: ast.expr) -> bool:
+    """``X_train.mean`` of a plain name: an array's computation from itself."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr in _PURE_ARRAY_METHODS
+        and isinstance(node.value, ast.Name)
+    )
+
+
+def _makes_container(value: ast.expr) -> bool:
+    """``{"lr": 0.1}``, ``[1, 2]``, ``dict(lr=0.1)``: a new container each time."""
+    if isinstance(value, _CONTAINERS):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("dict", "list")
+    )
 
 
 def same_definition_everywhere(facts: Facts, bindings: list[Binding]) -> bool:
@@ -156,6 +191,8 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS:
             return True
+        if _array_method(node.func):
+            return True  # ``X_train.std(axis=0)``: the name and arguments are checked too
         # ``Weights(1.0, 10.0)``: a record of its arguments, which ``ast.walk`` checks too.
         return _pure_library(facts.qualified_name(scope, node.func)) or makes_record(
             facts, scope, node
@@ -163,7 +200,10 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     if isinstance(node, ast.Attribute):
         # ``jnp.float32``, ``np.pi``, ``jnp.ones``: an attribute of an imported module. Any
         # other attribute (``cfg.lr``, ``config.LR`` of a module of the project) may be set
-        # between two evaluations.
+        # between two evaluations. ``X_train.mean`` of a name (itself checked as a name) is
+        # an array's own computation.
+        if _array_method(node):
+            return True
         return _pure_library(facts.qualified_name(scope, node))
     if isinstance(node, ast.Name):
         if node.id in _PURE_BUILTINS:
