@@ -754,6 +754,9 @@ def test_an_attribute_stored_on_an_object_in_a_script_is_the_change(
         "for a in (0.5, 0.9):\n    s = Smoother(0.5)\n    s.alpha = a\n    s.smooth(1.0)\n",
         # The same value stored before each pass's call.
         "s = Smoother(0.5)\nfor x in (1.0, 2.0):\n    s.alpha = 0.9\n    s.smooth(x)\n",
+        # The wrapper the constructor kept is made again after the store: a new trace.
+        "import jax\ns = Smoother(0.5)\ns.blend(1.0)\ns.alpha = 0.9\n"
+        "s.blend = jax.jit(s._blend)\ns.blend(1.0)\n",
     ],
 )
 def test_an_attribute_stored_where_no_call_reuses_an_old_trace_is_no_change(

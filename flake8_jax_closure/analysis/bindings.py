@@ -50,12 +50,6 @@ def same_import(binding: Binding, initial: Binding) -> bool:
 _PURE_BUILTINS = frozenset(
     {"len", "int", "float", "round", "min", "max", "abs", "bool", "dict", "list", "tuple"}
 )
-# Methods of an array (NumPy's or JAX's) that compute a new value from it and change nothing:
-# ``X_train.mean(axis=0)`` of an array bound once gives an equal value every time.
-_PURE_ARRAY_METHODS = frozenset(
-    {"mean", "std", "var", "sum", "min", "max", "prod", "reshape", "astype", "copy",
-     "transpose", "ravel", "flatten", "T", "shape", "ndim", "size", "dtype"}
-)  # fmt: skip
 # Library functions that give equal values for equal arguments: array constructors and
 # arithmetic of NumPy and ``jax.numpy``, ``math``, and ``jax.random`` (a function of its key).
 # NumPy's own random numbers and its uninitialised ``empty`` are not.
@@ -95,20 +89,25 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
     if not all(same_tree(statement, other) for other, _ in assigned[1:]):
         return False
     first = bindings[0]
-    if _makes_container(value) and facts.mutations_of(
-        facts.resolve(first.scope, first.name), first.name
-    ):
-        return False  # changed in place before a trace, then set back to the display
+    if _makes_container(value) and not _only_read_by_key(facts, first):
+        return False  # maybe changed in place before a trace, then set back to the display
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
 
 
-def _array_method(node: ast.expr) -> bool:
-    """``X_train.mean`` of a plain name: an array's computation from itself."""
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr in _PURE_ARRAY_METHODS
-        and isinstance(node.value, ast.Name)
-    )
+def _only_read_by_key(facts: Facts, binding: Binding) -> bool:
+    """The container is never changed in place, nor handed anywhere it could be: the module
+    changes nothing in it, and reads its name only to take an item (``H["lr"]``), not to bind
+    another name to it or pass it to a function (``h = H``, ``warm(H)``)."""
+    owner = facts.resolve(binding.scope, binding.name)
+    if facts.mutations_of(owner, binding.name):
+        return False
+    loads = keyed = 0
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            keyed += node.value.id == binding.name and isinstance(node.ctx, ast.Load)
+        elif isinstance(node, ast.Name) and node.id == binding.name:
+            loads += isinstance(node.ctx, ast.Load)
+    return loads == keyed
 
 
 def _makes_container(value: ast.expr) -> bool:
@@ -191,8 +190,6 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS:
             return True
-        if _array_method(node.func):
-            return True  # ``X_train.std(axis=0)``: the name and arguments are checked too
         # ``Weights(1.0, 10.0)``: a record of its arguments, which ``ast.walk`` checks too.
         return _pure_library(facts.qualified_name(scope, node.func)) or makes_record(
             facts, scope, node
@@ -200,10 +197,7 @@ def _unchanging(facts: Facts, scope: Scope, node: ast.AST, depth: int = 0) -> bo
     if isinstance(node, ast.Attribute):
         # ``jnp.float32``, ``np.pi``, ``jnp.ones``: an attribute of an imported module. Any
         # other attribute (``cfg.lr``, ``config.LR`` of a module of the project) may be set
-        # between two evaluations. ``X_train.mean`` of a name (itself checked as a name) is
-        # an array's own computation.
-        if _array_method(node):
-            return True
+        # between two evaluations.
         return _pure_library(facts.qualified_name(scope, node))
     if isinstance(node, ast.Name):
         if node.id in _PURE_BUILTINS:

@@ -710,6 +710,8 @@ class CaptureAnalysis:
             holder = self.facts.resolve(event.driver, argument.id)
             if holder is function or holder.is_within(function):
                 continue
+            if len(self.facts.bindings_of(holder, argument.id)) != 1:
+                continue  # bound again: a change may be of another object
             for mutation in self.facts.mutations_of(holder, argument.id):
                 if (
                     mutation.path

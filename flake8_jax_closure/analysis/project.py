@@ -23,7 +23,7 @@ import ast
 import functools
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -588,7 +588,14 @@ class ProjectIndex:
                 or (c.kind == "store" and self._stores(c, home, stored))
                 or c.kind == "bind"
             ]
-            found = _store_order(relevant, per_object)
+            # ``s.blend = jax.jit(s._blend)``: the object's compiled attribute made again.
+            remade = [
+                replace(c, kind="bind")
+                for c in calls
+                if c.kind == "store"
+                and any(self._stores(c, module.resolve(), caller) for caller in callers)
+            ]
+            found = _store_order(relevant + remade, per_object)
             if found is not None:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None

@@ -1328,8 +1328,10 @@ class MethodCaptureAnalysis:
         site = holder.site
         function = site.site_scope
         statement = self.facts.parent(site.site)
-        if not holder.bound_method or function.kind is not ScopeKind.FUNCTION:
+        if not holder.bound_method or not isinstance(function.node, ast.FunctionDef):
             return False
+        if _suspends(function.node):
+            return False  # a suspended run keeps its wrapper alive while another runs
         if site.created_loops or not isinstance(statement, ast.Assign):
             return False
         if not any(s is statement for s in getattr(function.node, "body", [])):
@@ -1405,6 +1407,18 @@ class MethodCaptureAnalysis:
             barrier = None  # the object comes from the callers: each call changes it
         reach = self.captures.change_reach(mutation, barrier)
         return self._per_object_path(cls, life, reach, changed=mutation.name)
+
+
+def _suspends(function: ast.FunctionDef) -> bool:
+    """A generator: each run may stay suspended, its locals alive, while others run."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _changed_receiver(event: Event) -> ast.expr | None:
