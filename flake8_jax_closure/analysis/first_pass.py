@@ -18,9 +18,11 @@ reuses a trace made before the change (a call before the loop still can: that pa
 any other).
 
 Only plain forms count: an ``if`` that is a statement of the loop's own body, whose test is the
-loop's counter against its first value (``step == 0``, ``not step``, over ``range(n)``,
-``range(0, n)`` or ``enumerate(xs)`` starting at 0) or the changed name tested for None
-(``NAME is None``), set to a value that is not None and never set back to None in the loop.
+loop's counter against its first value (``step == 0``, ``not step``, also joined by ``and`` to
+other tests, over ``range(n)``, ``range(0, n)`` or ``enumerate(xs)`` starting at 0; or the
+``else`` of ``step > 0``, ``step >= 1``, ``step != 0`` or ``if step:``) or the changed name
+tested for None (``NAME is None``, alone: ``NAME is None and ready`` may set it in a later
+pass), set to a value that is not None and never set back to None in the loop.
 """
 
 from __future__ import annotations
@@ -37,16 +39,18 @@ def first_pass_only(node: ast.AST | None, loop: ast.AST) -> bool:
     first pass, through an ``if`` that is a statement of the loop's body."""
     if node is None:
         return False
-    guard = _guard_in_body(node, loop)
-    if guard is None:
+    found = _guard_in_body(node, loop)
+    if found is None:
         return False
+    guard, in_else = found
     test = guard.test
     if isinstance(loop, ast.For):
         counter = _counter(loop)
-        if counter is not None and _tests_first_value(test, counter):
+        first = _tests_later_value if in_else else _tests_first_value
+        if counter is not None and first(test, counter):
             return not _bound_in(loop.body, counter)
     name = _none_tested(test)
-    if name is None:
+    if name is None or in_else:
         return False
     statement = next(
         (s for s in guard.body if any(n is node for n in ast.walk(s))), None
@@ -58,15 +62,16 @@ def first_pass_only(node: ast.AST | None, loop: ast.AST) -> bool:
     )
 
 
-def _guard_in_body(node: ast.AST, loop: ast.AST) -> ast.If | None:
-    """The ``if`` statement of the loop's body whose ``body`` (not ``else``) holds ``node``."""
+def _guard_in_body(node: ast.AST, loop: ast.AST) -> tuple[ast.If, bool] | None:
+    """The ``if`` statement of the loop's body that holds ``node``, and whether it holds it
+    in its ``else`` (an ``elif`` there included)."""
     for statement in getattr(loop, "body", []):
         if not any(n is node for n in ast.walk(statement)):
             continue
         if not isinstance(statement, ast.If):
             return None
-        inside = any(n is node for s in statement.body for n in ast.walk(s))
-        return statement if inside else None
+        in_else = any(n is node for s in statement.orelse for n in ast.walk(s))
+        return statement, in_else
     return None
 
 
@@ -100,7 +105,10 @@ def _is_zero(node: ast.expr) -> bool:
 
 
 def _tests_first_value(test: ast.expr, counter: str) -> bool:
-    """``counter == 0``, ``0 == counter`` or ``not counter``."""
+    """``counter == 0``, ``0 == counter`` or ``not counter``, or one of them and more
+    (``step == 0 and verbose``: true in the first pass at most)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_first_value(value, counter) for value in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return isinstance(test.operand, ast.Name) and test.operand.id == counter
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
@@ -110,6 +118,31 @@ def _tests_first_value(test: ast.expr, counter: str) -> bool:
     left, right = test.left, test.comparators[0]
     return (isinstance(left, ast.Name) and left.id == counter and _is_zero(right)) or (
         isinstance(right, ast.Name) and right.id == counter and _is_zero(left)
+    )
+
+
+def _tests_later_value(test: ast.expr, counter: str) -> bool:
+    """``counter > 0``, ``counter >= 1``, ``counter != 0`` or ``counter`` itself: false in the
+    first pass only, so its ``else`` runs there alone."""
+    if isinstance(test, ast.Name):
+        return test.id == counter
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and right.id == counter:
+        # ``0 < counter`` reads as ``counter > 0``.
+        flipped = {ast.Lt: ast.Gt(), ast.LtE: ast.GtE(), ast.NotEq: ast.NotEq()}
+        swap = flipped.get(type(op))
+        if swap is None:
+            return False
+        left, op, right = right, swap, left
+    if not isinstance(left, ast.Name) or left.id != counter or not isinstance(right, ast.Constant):
+        return False
+    bound = right.value
+    if isinstance(bound, bool) or not isinstance(bound, int):
+        return False
+    return (isinstance(op, (ast.Gt, ast.NotEq)) and bound == 0) or (
+        isinstance(op, ast.GtE) and bound == 1
     )
 
 
