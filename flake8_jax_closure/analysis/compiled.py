@@ -41,6 +41,9 @@ class CompiledFunction:
     bound_name: str | None
     # The compile call itself, with its options (static_argnums, ...), where there is one.
     transform_call: ast.Call | None = field(repr=False)
+    # The project's own decorator that compiles the function (``@compiled`` of a ``def
+    # compiled(fn)`` calling ``jax.jit(fn)``): the fix cannot change how it calls.
+    made_by: str | None = None
 
     @property
     def name(self) -> str:
@@ -57,15 +60,21 @@ class CompiledFunctionFinder:
         self.compile_functions = compile_functions
         self._names: set[str] | None = None
 
-    def compile_transform(self, scope: Scope, expr: ast.expr) -> tuple[str, ast.Call | None] | None:
+    def compile_transform(
+        self, scope: Scope, expr: ast.expr, depth: int = 0
+    ) -> tuple[str, ast.Call | None] | None:
         """The compile transform ``expr`` applies when used as a decorator, with its options call.
 
         Accepts ``jax.jit``, ``jax.jit(static_argnums=0)`` (no function given yet) and
-        ``partial(jax.jit, static_argnums=0)``.
+        ``partial(jax.jit, static_argnums=0)``, and a name that holds one of them for good
+        (``jit = jax.jit``, ``fast_jit = partial(jax.jit, static_argnums=1)``).
         """
         name = self.facts.qualified_name(scope, expr)
         if name in self.compile_functions:
             return name, None
+        if isinstance(expr, ast.Name) and depth < 4:
+            kept = self._kept_transform(scope, expr)
+            return None if kept is None else self.compile_transform(kept[0], kept[1], depth + 1)
         if not isinstance(expr, ast.Call):
             return None
         callee = self.facts.qualified_name(scope, expr.func)
@@ -76,6 +85,21 @@ class CompiledFunctionFinder:
             if inner in self.compile_functions:
                 return inner, expr
         return None
+
+    def _kept_transform(self, scope: Scope, name: ast.Name) -> tuple[Scope, ast.expr] | None:
+        """What a name bound once, by a plain assignment, holds (``jit = jax.jit``): the
+        value and the scope it is written in. A name bound again (``jit = lambda f: f`` to
+        debug) or in several ways may hold anything at the decorator."""
+        owner = self.facts.resolve(scope, name.id)
+        bindings = self.facts.bindings_of(owner, name.id)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return None
+        value = bindings[0].value
+        if value is None or not isinstance(value, (ast.Name, ast.Attribute, ast.Call)):
+            return None
+        if self.facts.mutations_of(owner, name.id):
+            return None
+        return owner, value
 
     def function_behind(self, scope: Scope, expr: ast.expr, depth: int = 0) -> FunctionNode | None:
         """The function a compile call compiles: a lambda, a def named once, or either through
@@ -196,6 +220,9 @@ class CompiledFunctionFinder:
         transform, the loops around the call) for every compile call of an attribute."""
         for scope, call, loops in self._candidate_calls(self._spellings()):
             callee = self.facts.qualified_name(scope, call.func)
+            if callee is None and isinstance(call.func, ast.Name):
+                kept = self.compile_transform(scope, call.func)  # ``jit(self.step)``
+                callee = kept[0] if kept is not None and kept[1] is None else None
             arguments = positional(call)
             if callee in self.compile_functions and arguments:
                 target = arguments[0]
@@ -222,6 +249,25 @@ class CompiledFunctionFinder:
                         and last_component(binding.imported) in names
                     ):
                         wanted.add(binding.name)
+            for name in new:
+                # ``jit = jax.jit``, ``fast_jit = partial(jax.jit, ...)``: the name it is kept in.
+                for ref in [*facts.reads.get(name, ()), *facts.attributes.get(name, ())]:
+                    kept_in = _name_keeping(facts, ref.node)
+                    if kept_in is not None:
+                        wanted.add(kept_in)
+                    # ``def compiled(fn): ... jax.jit(fn)``: a decorator of the project's own.
+                    call = facts.parent(ref.node)
+                    scope = ref.scope
+                    if (
+                        isinstance(call, ast.Call)
+                        and call.func is ref.node
+                        and scope.kind is ScopeKind.FUNCTION
+                        and len(scope.params) == 1
+                        and len(call.args) == 1
+                        and isinstance(call.args[0], ast.Name)
+                        and call.args[0].id in scope.params
+                    ):
+                        wanted.add(scope.name)
         self._names = names
         return names
 
@@ -229,8 +275,12 @@ class CompiledFunctionFinder:
         for scope, function in self.facts.decorated:
             for decorator in function.decorator_list:
                 transform = self.compile_transform(scope, decorator)
+                made_by = None
                 if transform is None:
-                    continue
+                    made_by = self._compiling_decorator(scope, decorator)
+                    if made_by is None:
+                        continue
+                    transform = made_by[0], None
                 own_scope = self.facts.scope_of(function)
                 yield CompiledFunction(
                     function=function,
@@ -243,8 +293,89 @@ class CompiledFunctionFinder:
                     created_loops=own_scope.loops,
                     bound_name=function.name,
                     transform_call=transform[1],
+                    made_by=made_by[1] if made_by is not None else None,
                 )
                 break
+
+    def _compiling_decorator(self, scope: Scope, decorator: ast.expr) -> tuple[str, str] | None:
+        """The transform a decorator of the project's own applies, and the decorator's name:
+        a ``def`` bound once that compiles the one function it is given, without options,
+        and returns the compiled object or a wrapper calling it::
+
+            def compiled(fn):
+                jitted = jax.jit(fn)
+
+                @functools.wraps(fn)
+                def wrapper(*args):
+                    return jitted(*args)
+
+                return wrapper
+
+        Each decorated function gets its own compiled object when it is defined."""
+        if not isinstance(decorator, ast.Name):
+            return None
+        facts = self.facts
+        bindings = facts.bindings_of(facts.resolve(scope, decorator.id), decorator.id)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+            return None
+        node = bindings[0].node
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            return None
+        arguments = node.args
+        if len(arguments.args) != 1 or arguments.posonlyargs or arguments.kwonlyargs:
+            return None
+        if arguments.vararg or arguments.kwarg:
+            return None
+        given = arguments.args[0].arg
+        inner = facts.scope_of(node)
+        compiled: dict[str, str] = {}  # the names holding the compiled function
+        wrappers: dict[str, str] = {}  # nested defs calling one, by name: the transform
+        *body, last = node.body
+        for statement in body:
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                continue  # the docstring
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = statement.targets[0]
+                transform = self._compiling_call(inner, statement.value, given)
+                if isinstance(target, ast.Name) and transform is not None:
+                    compiled[target.id] = transform
+                    continue
+                if isinstance(target, ast.Attribute):
+                    continue  # ``wrapper.jitted = jitted``
+                return None
+            if isinstance(statement, ast.FunctionDef):
+                called = {
+                    n.func.id
+                    for n in ast.walk(statement)
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                }
+                transforms = {compiled[name] for name in called & compiled.keys()}
+                if len(transforms) == 1:
+                    wrappers[statement.name] = transforms.pop()
+                continue
+            return None
+        if not isinstance(last, ast.Return) or last.value is None:
+            return None
+        returned = last.value
+        if isinstance(returned, ast.Name):
+            transform = compiled.get(returned.id) or wrappers.get(returned.id)
+        else:
+            transform = self._compiling_call(inner, returned, given)
+        if transform is None or len(facts.bindings_of(inner, given)) != 1:
+            return None  # the parameter bound again: another function compiled
+        return transform, node.name
+
+    def _compiling_call(self, scope: Scope, value: ast.expr | None, given: str) -> str | None:
+        """The transform of ``jax.jit(fn)``, given only the parameter ``fn``."""
+        if not isinstance(value, ast.Call) or value.keywords or len(value.args) != 1:
+            return None
+        argument = value.args[0]
+        if not (isinstance(argument, ast.Name) and argument.id == given):
+            return None
+        transform = self._transform_of_call(scope, value)
+        if transform is None or transform[1] is not value:
+            return None  # ``partial(jax.jit, static_argnums=1)(fn)``: options
+        return transform[0]
 
     def _candidate_calls(
         self, names: set[str]
@@ -302,6 +433,12 @@ class CompiledFunctionFinder:
         if isinstance(call.func, ast.Call):
             # ``partial(jax.jit, static_argnums=0)(f)`` or ``jax.jit(static_argnums=0)(f)``.
             return self.compile_transform(scope, call.func)
+        if isinstance(call.func, ast.Name):
+            # ``jit(f)`` after ``jit = jax.jit``: the call is the compile call, with its options;
+            # ``fast_jit(f)`` after ``fast_jit = partial(jax.jit, ...)``: the options are there.
+            transform = self.compile_transform(scope, call.func)
+            if transform is not None:
+                return transform[0], transform[1] or call
         return None
 
     def call_form(
@@ -334,6 +471,19 @@ class CompiledFunctionFinder:
             bound_name=bound_name,
             transform_call=transform[1],
         )
+
+
+def _name_keeping(facts: Facts, node: ast.AST) -> str | None:
+    """The name ``node`` is assigned to, as the whole value (``jit = jax.jit``) or as the
+    function a call of ``partial`` is given (``fast_jit = partial(jax.jit, ...)``)."""
+    parent = facts.parent(node)
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        node, parent = parent, facts.parent(parent)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+        if isinstance(target, ast.Name):
+            return target.id
+    return None
 
 
 def positional(call: ast.Call) -> list[ast.expr]:

@@ -19,7 +19,8 @@ any other).
 
 Only plain forms count: an ``if`` that is a statement of the loop's own body, whose test is the
 loop's counter against its first value (``step == 0``, ``not step``, also joined by ``and`` to
-other tests, over ``range(n)``, ``range(0, n)`` or ``enumerate(xs)`` starting at 0; or the
+other tests, over ``range(n)``, ``range(0, n)`` or ``enumerate(xs)`` starting at 0, or a
+``while`` loop's counter set to 0 just before it and added to once per pass; or the
 ``else`` of ``step > 0``, ``step >= 1``, ``step != 0`` or ``if step:``) or the changed name
 tested for None (``NAME is None``, alone: ``NAME is None and ready`` may set it in a later
 pass), set to a value that is not None and never set back to None in the loop.
@@ -34,9 +35,10 @@ import ast
 _MAYBE_NONE = (ast.Name, ast.Attribute, ast.IfExp, ast.BoolOp, ast.NamedExpr)
 
 
-def first_pass_only(node: ast.AST | None, loop: ast.AST) -> bool:
+def first_pass_only(node: ast.AST | None, loop: ast.AST, preceding: ast.stmt | None = None) -> bool:
     """Whether the change at ``node`` (its statement, or its target) runs only in the loop's
-    first pass, through an ``if`` that is a statement of the loop's body."""
+    first pass, through an ``if`` that is a statement of the loop's body. ``preceding`` is the
+    statement just before the loop, where a ``while`` loop's counter starts."""
     if node is None:
         return False
     found = _guard_in_body(node, loop)
@@ -44,11 +46,15 @@ def first_pass_only(node: ast.AST | None, loop: ast.AST) -> bool:
         return False
     guard, in_else = found
     test = guard.test
+    first = _tests_later_value if in_else else _tests_first_value
     if isinstance(loop, ast.For):
         counter = _counter(loop)
-        first = _tests_later_value if in_else else _tests_first_value
         if counter is not None and first(test, counter):
             return not _bound_in(loop.body, counter)
+    if isinstance(loop, ast.While):
+        counter = _while_counter(loop, guard, preceding)
+        if counter is not None and first(test, counter):
+            return True
     name = _none_tested(test)
     if name is None or in_else:
         return False
@@ -98,6 +104,40 @@ def _enumerate_counter(loop: ast.For) -> str | None:
         return None
     first = loop.target.elts[0] if loop.target.elts else None
     return first.id if isinstance(first, ast.Name) else None
+
+
+def _while_counter(loop: ast.While, guard: ast.If, preceding: ast.stmt | None) -> str | None:
+    """``step`` of ``step = 0`` just before ``while ...:``, whose body adds to it once, by a
+    statement of its own after the guard (``step += 1``), binds it nowhere else and never
+    skips that statement with ``continue``: 0 in the first pass at the guard, more after."""
+    if not (
+        isinstance(preceding, ast.Assign)
+        and len(preceding.targets) == 1
+        and isinstance(preceding.targets[0], ast.Name)
+        and _is_zero(preceding.value)
+    ):
+        return None
+    counter = preceding.targets[0].id
+    increments = [
+        index
+        for index, statement in enumerate(loop.body)
+        if isinstance(statement, ast.AugAssign)
+        and isinstance(statement.op, ast.Add)
+        and isinstance(statement.target, ast.Name)
+        and statement.target.id == counter
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, int)
+        and not isinstance(statement.value.value, bool)
+        and statement.value.value > 0
+    ]
+    if len(increments) != 1 or increments[0] < loop.body.index(guard):
+        return None
+    others = [s for index, s in enumerate(loop.body) if index != increments[0]]
+    if _bound_in(others, counter) or _bound_in([ast.Expr(loop.test)], counter):
+        return None
+    if any(isinstance(node, ast.Continue) for s in loop.body for node in ast.walk(s)):
+        return None
+    return counter
 
 
 def _is_zero(node: ast.expr) -> bool:

@@ -1322,7 +1322,21 @@ def _first_pass_before_uses(change: Event, loop: ast.AST, uses: list[Event]) -> 
     """The change runs only in the loop's first pass (``if step == 0:``, ``if mean is None:``),
     before every use in the loop: the first trace in the loop reads the value it sets."""
     in_loop = [u for u in uses if loop in u.loops]
-    return all(change.at < u.at for u in in_loop) and first_pass_only(change.node, loop)
+    if not all(change.at < u.at for u in in_loop):
+        return False
+    return first_pass_only(change.node, loop, _statement_before(change.driver.node, loop))
+
+
+def _statement_before(root: ast.AST, statement: ast.AST) -> ast.stmt | None:
+    """The statement just before ``statement`` in the block of ``root`` holding it."""
+    for node in ast.walk(root):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for index, inner in enumerate(block):
+                    if inner is statement:
+                        return block[index - 1] if index > 0 else None
+    return None
 
 
 def _set_first_each_pass(

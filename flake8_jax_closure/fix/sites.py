@@ -73,6 +73,11 @@ class SiteChecker:
         and notes what makes the fix unsafe."""
         function = sites[0].function
         for site in sites:
+            if site.made_by is not None:
+                raise NoFix(
+                    f"the function is compiled by the project's decorator '{site.made_by}', "
+                    "whose wrapper may not pass the value on to the compiled function"
+                )
             fix.sites.append(self._locate(fix, site))
             if site.site_scope.kind is ScopeKind.CLASS and fix.method_self is None:
                 raise NoFix("a compiled static or class method has no 'self' to pass values")
