@@ -449,6 +449,7 @@ class CaptureAnalysis:
         # whatever it is given keeps its shape (``bodies``, which holds ``sliced``).
         sliced: set[tuple[int, str]] = set()
         bodies: set[tuple[int, str]] = set()
+        helper_only: set[int] = set()  # reads at a helper's call, beside direct reads
         for inner, owner, call, helper, handed in self._helper_reads(compiled.scope, 1, set()):
             if inner.name == method_self_name(owner):
                 continue
@@ -461,7 +462,15 @@ class CaptureAnalysis:
             if handed:
                 bodies.add(key)
             if key in by_variable and key not in through:
-                continue  # read directly too: reported there
+                if any(_covers(r.path, inner.path) for r in by_variable[key]):
+                    continue  # read directly too: reported there
+                # ``args.lr`` read directly, ``args.weight_decay`` only in ``loss()``: the
+                # helper's path is read too, at the call; the finding still shows a direct read.
+                at_call = Read(call.scope, call.node, call.loops, name=inner.name,
+                               path=inner.path, path_node=None)  # fmt: skip
+                by_variable[key].append(at_call)
+                helper_only.add(id(at_call))
+                continue
             owners_by_id[id(owner)] = owner
             through[key] = f"{helper}()"
             by_variable.setdefault(key, []).append(
@@ -500,7 +509,7 @@ class CaptureAnalysis:
                     reads = [r for r, p in zip(reads, paths, strict=True) if p[0][1:] in attributes]
             if path is None:
                 continue
-            reads.sort(key=lambda r: r.start)
+            reads.sort(key=lambda r: (id(r) in helper_only, r.start))
             bindings = self.facts.bindings_of(owner, name)
             class_bound = (
                 cls is not None

@@ -1,6 +1,6 @@
 """Changes made through a parameter: a function or a method that changes what its parameter holds
-(``config.lr = ...``, ``table["scale"] = ...``), called with the object compiled code reads
-(``callback.on_epoch_end(cfg)``, ``anneal(settings, 0.5)``).
+(``config.lr = ...``, ``table["scale"] = ...``, ``table.update(scale=0.5)``), called with the
+object compiled code reads (``callback.on_epoch_end(cfg)``, ``anneal(settings, 0.5)``).
 
 Only calls that hand the object itself on count, by position or by keyword, to a function of the
 module named at the call or to the methods with the called name of the module's classes that it
@@ -63,10 +63,17 @@ class ParameterChanges:
                 continue
             for function, parameter in _receiving_parameters(facts, read.scope, call, read.node):
                 for mutation in facts.mutations_of(function, parameter):
-                    if mutation.path:
+                    if mutation.path or _method_changing(mutation):
                         handing = Handing(read.scope, call, read.loops, function)
                         found.setdefault(id(mutation), (mutation, []))[1].append(handing)
         return list(found.values())
+
+
+def _method_changing(mutation: Mutation) -> bool:
+    """A call of a method that changes the whole object in place (``cfg.update(lr=0.1)``,
+    ``members.append(m)``), which may change any path compiled code reads. A name's augmented
+    assignment (``table += 1``) is not: on an immutable array it binds the parameter anew."""
+    return isinstance(mutation.node, ast.Call) and mutation.description.endswith("' called")
 
 
 def _receiving_parameters(

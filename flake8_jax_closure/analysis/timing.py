@@ -532,6 +532,8 @@ def stale_path(
             and uses.outside
             and not graph.facts.in_script(event.at[0])
         )
+        if event.kind is EventKind.RUN and _cache_cleared_after(graph.facts, event, life, here):
+            continue  # ``step.clear_cache()`` right after: the next call traces again
         if event.kind is EventKind.ESCAPE:
             # The function making the change is handed on: whoever holds it may run it at any
             # time, which the code does not show.
@@ -1178,6 +1180,51 @@ def _loop(facts: Facts, change: Event, uses: list[Event], life: CompiledLife) ->
         ):
             return loop
     return None
+
+
+def _cache_cleared_after(
+    facts: Facts, change: Event, life: CompiledLife, uses: list[Event]
+) -> bool:
+    """The change is followed, in its own block and before any use, with nothing that can
+    raise between, by a statement emptying the compiled object's cache: ``step.clear_cache()``
+    of the name every use calls it by, or ``jax.clear_caches()``. JAX drops every trace, and
+    the next call traces afresh with the new value."""
+    node = change.node
+    if node is None or not isinstance(getattr(change.driver.node, "body", None), list):
+        return False  # a lambda's body is one expression
+    statement, _ = _statement_in_block(change.driver.node, node)
+    if statement is None or _guarded(change.driver.node, statement):
+        return False
+    later = _runs_next(change.driver.node, statement)
+    name = life.bound_name
+    for following in later:
+        if _clears_cache(facts, change.driver, following, name, uses):
+            cleared_at = (following.lineno, following.col_offset)
+            return not any(change.at < use.at < cleared_at for use in uses)
+        if not _cannot_raise(following):
+            return False
+    return False
+
+
+def _clears_cache(
+    facts: Facts, scope: Scope, statement: ast.stmt, name: str | None, uses: list[Event]
+) -> bool:
+    """``name.clear_cache()``, every use calling ``name``, or ``jax.clear_caches()``."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return False
+    call = statement.value
+    if call.args or call.keywords:
+        return False
+    if facts.qualified_name(scope, call.func) == "jax.clear_caches":
+        return True
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "clear_cache"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == name
+        and all(_calls_name(use, name) for use in uses)
+    )
 
 
 def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> bool:

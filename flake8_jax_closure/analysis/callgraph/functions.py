@@ -182,8 +182,17 @@ class FunctionUses:
         # the method: outside code calling it by its name is still the only caller the module
         # shows (``str(getattr(self.config, field))`` in ``__str__``). One whose result is
         # called (``getattr(self, "make_" + kind)()``) is a call the module shows.
+        stores = []
+        if any(_is_setter(d, name) for d in decorators):
+            # ``sampler.temperature = t`` runs the property's setter.
+            stores = [
+                m
+                for m in facts.attribute_changes(name)
+                if m.path == (f".{name}",) and not m.scope.is_within(function)
+            ]
+            uses.events.extend(event_at(m.scope, m.node, m.loops, EventKind.RUN) for m in stores)
         named = [r for r in refs if not r.computed or r.called]
-        unnamed = not named and not self._in_script(function)
+        unnamed = not named and not stores and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
             uses.outside = True
         return uses
@@ -232,3 +241,13 @@ def _module_statement(tree: ast.Module, statement: ast.stmt) -> bool:
         if isinstance(current, (ast.With, ast.AsyncWith)):
             pending.extend(current.body)
     return False
+
+
+def _is_setter(decorator: ast.expr, name: str) -> bool:
+    """``@name.setter``."""
+    return (
+        isinstance(decorator, ast.Attribute)
+        and decorator.attr == "setter"
+        and isinstance(decorator.value, ast.Name)
+        and decorator.value.id == name
+    )

@@ -921,6 +921,10 @@ class MethodCaptureAnalysis:
             once = self._runs_once(cls, method)
             if once and _changed_before_every_use(life.reach, reach):
                 continue  # lazy set-up: the first compiled call of each object follows it
+            if self._set_while_unset(cls, mutation, method) and _changed_before_every_use(
+                life.reach, reach, entry=method
+            ):
+                continue  # ``if self._mean is None: self._mean = ...`` before each use
             path = self._per_object_path(cls, life, reach, varies=not once)
             if path is not None:
                 yield mutation, path
@@ -1295,6 +1299,31 @@ class MethodCaptureAnalysis:
                 return True
         return False
 
+    def _set_while_unset(self, cls: ClassFacts, mutation: Mutation, method: Scope) -> bool:
+        """Whether the change sits under ``if self.F is None:`` in its method, whose body sets
+        ``self.F`` to a value that is never None, straight under that test, and only the
+        object's construction sets ``F`` besides (``if self._mean is None: self._mean =
+        obs.mean(0)``): it runs in the method's first run on each object only."""
+        tests = _block_tests(method.node, mutation.node, loops=False)
+        if not tests:
+            return False
+        guard = tests[0]
+        flag = _none_tested_attribute(guard, method_self_name(method))
+        if flag is None:
+            return False
+        sets_flag = False
+        for store, changer in self._changes(cls, flag):
+            if store.path != (f".{flag}",):
+                return False  # ``self._mean[0] = ...``, or through another object
+            if changer is not None and changer.name in cls.construction:
+                continue
+            if changer is not method:
+                return False  # ``reset()`` may unset it
+            if is_none(store.value) or isinstance(store.value, _MAYBE_NONE):
+                return False
+            sets_flag = sets_flag or _block_tests(method.node, store.node, loops=False) == [guard]
+        return sets_flag
+
     def _called_by_once_only(
         self, cls: ClassFacts, method: Scope, refs: list[AttributeRef], depth: int
     ) -> bool:
@@ -1629,12 +1658,34 @@ def _first_attribute(read: Read) -> str | None:
     return read.path[0][1:] if read.path and read.path[0].startswith(".") else None
 
 
-def _changed_before_every_use(uses: Reach, change: Reach) -> bool:
+# Values that may be None: a name, an attribute, an item or a choice could hold it.
+_MAYBE_NONE = (ast.Name, ast.Attribute, ast.Subscript, ast.IfExp, ast.BoolOp, ast.NamedExpr)
+
+
+def _none_tested_attribute(test: ast.expr, self_name: str | None) -> str | None:
+    """``F`` of ``self.F is None``."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and is_none(test.comparators[0])
+    ):
+        return None
+    left = test.left
+    if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name):
+        return left.attr if left.value.id == self_name else None
+    return None
+
+
+def _changed_before_every_use(uses: Reach, change: Reach, entry: Scope | None = None) -> bool:
     """Every use of the compiled object, in every function the project shows it in, follows
     a change in the same function (``if self._inputs is None: self._initialize_train()``
     before ``self.train_fn(x)``); the call running both (``experiment.step(x)``) is ordered
-    inside the callee. Nothing outside the code shown uses or changes it."""
-    if uses.escapes or change.escapes or not uses.events:
+    inside the callee. Nothing outside the code shown uses or changes it, but through
+    ``entry``, the method holding both, in that order."""
+    if uses.handed_on or change.handed_on or not uses.events:
+        return False
+    if any(e is not entry for e in [*uses.entries, *change.entries]):
         return False
     return all(
         any(
