@@ -75,3 +75,19 @@ def _reported(lookup: str, imports: str = "", before: str = "") -> bool:
 )
 def test_a_lookup_that_may_take_the_method_counts(lookup: str, imports: str, before: str) -> None:
     assert _reported(lookup, imports, before)
+
+
+@pytest.mark.parametrize(
+    ("lookup", "imports", "before"),
+    [
+        # Another module, never stored into nor handed the file's code, called with plain
+        # values: what it holds and makes is its own.
+        ("getattr(hooks, self.name)(1.0)", "import hooks", ""),
+        ("make = getattr(hooks, self.name)\n        self.fn = make(self.lr)", "import hooks", ""),
+        ("getattr(self.modules, self.name)(1.0)", "", ""),
+    ],
+)
+def test_a_member_of_another_module_called_with_plain_values_takes_no_method(
+    lookup: str, imports: str, before: str
+) -> None:
+    assert not _reported(lookup, imports, before)

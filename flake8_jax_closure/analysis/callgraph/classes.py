@@ -76,6 +76,8 @@ class ObjectClasses:
         class is known to be another class that defines ``name`` itself."""
         base = ref.base
         if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+            if ref.computed and self._holds_loaded_modules(base.attr):
+                return self._hands_own_code(ref)
             return not self._holds_library_objects(base.attr, ref.attr)
         if not isinstance(base, ast.Name):
             return True
@@ -84,8 +86,138 @@ class ObjectClasses:
             return not (
                 (self._module(ref.scope, base.id) and self._never_called(ref))
                 or self._library_object(ref.scope, base.id, ref.attr)
+                or (
+                    ref.computed
+                    and self._module_only_read(ref.scope, base.id)
+                    and not self._hands_own_code(ref)
+                )
             )
         return self.related(known, cls)
+
+    def _module_only_read(self, scope: Scope, name: str) -> bool:
+        """``name`` is bound only by imports of another module (not ``__main__``), which this
+        file never stores into, nor decorates with (``@hooks.register``): nothing of this
+        file's is kept there, so a member taken from it by a computed name is the module's
+        own (``getattr(optim, config.schedule)``), never a method of a class here."""
+        facts = self.facts
+        owner = facts.resolve(scope, name)
+        bindings = facts.bindings_of(owner, name)
+        if not bindings or facts.mutations_of(owner, name):
+            return False
+        for binding in bindings:
+            if binding.kind is not BindingKind.IMPORT or binding.imported is None:
+                return False
+            if binding.imported.split(".")[0] == "__main__":
+                return False
+        if any(
+            _rooted_at(decorator, name)
+            for _, function in facts.decorated
+            for decorator in function.decorator_list
+        ):
+            return False
+        # ``hooks.register(experiment.reset)``: handed something of the file's to keep.
+        for read in facts.reads_of(owner, name):
+            node: ast.AST = read.node
+            parent = facts.parent(node)
+            while isinstance(parent, ast.Attribute) and parent.value is node:
+                node, parent = parent, facts.parent(parent)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                arguments = [*parent.args, *(k.value for k in parent.keywords)]
+                if any(self._own_code_in(read.scope, a, 2) for a in arguments):
+                    return False
+        return True
+
+    def _holds_loaded_modules(self, attribute: str) -> bool:
+        """Every store of ``.attribute`` is ``importlib.import_module(name)`` of a name that is
+        not the running module's (``"nfnets." + config.model``, not ``__name__``), and nothing
+        is stored into what it holds: like a module imported by name, it holds nothing of
+        this file's."""
+        changes = self.facts.attribute_changes(attribute)
+        if not changes:
+            return False
+        for change in changes:
+            value = change.value
+            if change.path != (f".{attribute}",) or not isinstance(value, ast.Call):
+                return False
+            if self.facts.qualified_name(change.scope, value.func) != "importlib.import_module":
+                return False
+            for node in ast.walk(value):
+                if isinstance(node, ast.Name) and node.id == "__name__":
+                    return False
+                if isinstance(node, ast.Constant) and node.value == "__main__":
+                    return False
+        return True
+
+    def _hands_own_code(self, ref: AttributeRef) -> bool:
+        """Whether what the reference gives may meet code of this file: it is called (at once,
+        or through the name it is kept in) with ``self``, a method (``self.bump``), a function,
+        class or object of the file, a parameter or a lambda, or what such a call makes is
+        called so in turn. The member itself handed on or kept elsewhere may be called so
+        there; what a call of it given plain values makes is the other module's own."""
+        facts = self.facts
+        pending: list[tuple[ast.AST, bool]] = [(ref.node, False)]
+        seen = 0
+        while pending:
+            node, made = pending.pop()
+            seen += 1
+            if seen > 16:
+                return True
+            parent = facts.parent(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                arguments = [*parent.args, *(k.value for k in parent.keywords)]
+                if any(self._own_code_in(ref.scope, a, 2) for a in arguments):
+                    return True
+                pending.append((parent, True))  # what the call makes
+            elif (
+                isinstance(parent, ast.Assign)
+                and parent.value is node
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)
+            ):
+                target = parent.targets[0].id
+                owner = facts.resolve(ref.scope, target)
+                pending.extend((read.node, made) for read in facts.reads_of(owner, target))
+            elif not made and not isinstance(parent, ast.Expr):
+                return True  # the member itself, handed on or kept
+        return False
+
+    def _own_code_in(self, scope: Scope, expression: ast.expr, depth: int) -> bool:
+        """``self``, a method, a function, class or object of the file, a parameter or a
+        lambda in ``expression``, through the names it reads ``depth`` bindings deep."""
+        facts = self.facts
+        own = self._self_name(scope)
+        for node in ast.walk(expression):
+            if isinstance(node, ast.Lambda):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in facts.methods_by_name:
+                return True
+            if not isinstance(node, ast.Name):
+                continue
+            parent = facts.parent(node)
+            if node.id == own:
+                if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                    return True  # ``self`` itself, not ``self.config``
+                continue
+            owner = facts.resolve(scope, node.id)
+            for binding in facts.bindings_of(owner, node.id):
+                if binding.kind in (BindingKind.DEF, BindingKind.CLASS, BindingKind.PARAM):
+                    return True
+                if binding.kind is BindingKind.IMPORT:
+                    continue
+                value = binding.value
+                if value is None or depth == 0:
+                    return True  # unpacked, a loop's target...: may hold anything
+                if self._own_code_in(binding.scope, value, depth - 1):
+                    return True
+        return False
+
+    def _self_name(self, scope: Scope) -> str | None:
+        function = scope.function()
+        params = function.params
+        parent = function.parent
+        if params and parent is not None and parent.kind is ScopeKind.CLASS:
+            return params[0]
+        return None
 
     def _never_called(self, ref: AttributeRef) -> bool:
         """What the reference gives is never called: not at once, and not through the name or
@@ -245,3 +377,11 @@ def _context_of(binding: Binding) -> ast.expr | None:
                 if item.optional_vars is binding.node:
                     return item.context_expr
     return None
+
+
+def _rooted_at(expression: ast.expr, name: str) -> bool:
+    """``name.x``, ``name.x.y`` or ``name.x(...)``."""
+    node = expression.func if isinstance(expression, ast.Call) else expression
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name

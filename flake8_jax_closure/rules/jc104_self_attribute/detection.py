@@ -1267,7 +1267,11 @@ class MethodCaptureAnalysis:
         or every call of it is a statement of a method that runs at most once, outside any
         loop there (``_make_opt()`` called by ``_initialize_train``, itself run under ``if
         self._train_input is None:``)."""
-        refs = self.facts.attribute_refs(method.name)
+        refs = [
+            ref
+            for ref in self.facts.attribute_refs(method.name)
+            if self.graph.classes.may_reach(ref, cls.scope)
+        ]
         if not refs or not all(ref.called for ref in refs):
             return False
         if self._called_by_once_only(cls, method, refs, depth):
