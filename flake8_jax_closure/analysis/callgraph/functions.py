@@ -16,7 +16,7 @@ from ..facts.queries import Facts
 from ..names import FUNCTION_TRANSFORMS
 from ..unbindable import arguments_cannot_bind, star_imported
 from .classes import ObjectClasses
-from .events import END, Event, EventKind, event_at
+from .events import END, Event, EventKind, event_at, level
 from .holders import HolderEvents, single_name
 
 # Dunder methods Python calls by itself: nothing in the module needs to name them.
@@ -190,7 +190,10 @@ class FunctionUses:
                 for m in facts.attribute_changes(name)
                 if m.path == (f".{name}",) and not m.scope.is_within(function)
             ]
-            uses.events.extend(event_at(m.scope, m.node, m.loops, EventKind.RUN) for m in stores)
+            for m in stores:
+                # Where the store happens: after the value is computed (``s.t = f(x)``).
+                driver, at, loops = level(m.scope, m.end, m.loops)
+                uses.events.append(Event(driver, at, loops, EventKind.RUN, node=m.node))
         named = [r for r in refs if not r.computed or r.called]
         unnamed = not named and not stores and not self._in_script(function)
         if unnamed or name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
