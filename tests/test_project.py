@@ -823,3 +823,322 @@ def test_the_cache_follows_a_store_in_another_module(
     assert len(_check(model)) == 1
     run.write_text(stale)
     assert _check(model) == []
+
+
+SIM = """import jax
+
+DT = 0.01
+
+
+def energy(x):
+    return x * x
+
+
+@jax.jit
+def integrate(x):
+    return x + DT * energy(x)
+"""
+
+
+@pytest.fixture
+def simulated(project: Path) -> Path:
+    (project / "pkg" / "sim.py").write_text(SIM)
+    (project / "pkg" / "other.py").write_text("DT = 0.5\n")
+    return project
+
+
+def test_a_global_bound_again_by_another_module_is_the_change(simulated: Path) -> None:
+    """``sim.DT = dt`` in a sweep of another module, between two calls of ``sim.integrate``,
+    which read ``DT`` at its trace: the global of ``sim`` is bound again, and the compiled
+    calls keep the first value."""
+    (simulated / "scripts" / "sweep.py").write_text(
+        "from pkg import sim\n\n\ndef sweep(dts):\n    for dt in dts:\n        sim.DT = dt\n"
+        "        print(sim.integrate(1.0))\n"
+    )
+    (finding,) = _check("--no-cache", str(simulated / "pkg" / "sim.py"))
+    assert finding["code"] == "JC102" and finding["name"] == "DT"
+    assert "reads global 'DT', rebound in scripts/sweep.py at line 6 (attribute assigned)" in str(
+        finding["message"]
+    )
+    assert _steps(finding) == [
+        ("scripts/sweep.py", 7, "trace", "integrate", None),
+        ("scripts/sweep.py", 6, "change", None, None),
+        ("scripts/sweep.py", 7, "reuse", "integrate", "next pass of the loop at line 5"),
+    ]
+    fix = finding["fix"]
+    assert fix["applicability"] == "unsafe"  # type: ignore[index]
+    assert "'DT' is also set in scripts/sweep.py" in fix["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # Set before every call.
+        "sim.DT = 0.02\nsim.integrate(1.0)\nsim.integrate(2.0)\n",
+        # The same literal stored before the call of each pass.
+        "for x in (1.0, 2.0):\n    sim.DT = 0.02\n    sim.integrate(x)\n",
+        # Another module's global of the same name.
+        "sim.integrate(1.0)\nother.DT = 0.02\nsim.integrate(1.0)\n",
+        # A function, not a value: stubbing it is not timed here.
+        "sim.integrate(1.0)\nsim.energy = abs\nsim.integrate(1.0)\n",
+        # A name of the script itself.
+        "sim.integrate(1.0)\nDT = 0.02\nsim.integrate(1.0)\n",
+    ],
+)
+def test_a_global_bound_where_no_call_reuses_an_old_trace_is_no_change(
+    simulated: Path, script: str
+) -> None:
+    (simulated / "scripts" / "run.py").write_text("from pkg import other, sim\n\n" + script)
+    assert _check("--no-cache", str(simulated / "pkg" / "sim.py")) == []
+
+
+SETTINGS_WITH_SETTER = """LR = 0.1
+DECAY = 1.0
+
+
+def enable_decay(value):
+    global DECAY
+    DECAY = value
+
+
+def report():
+    return DECAY
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "steps"),
+    [
+        (
+            "for epoch in range(3):\n    update(1.0, 1.0)\n    settings.enable_decay(0.5)\n",
+            [
+                ("scripts/run.py", 5, "trace", "update", None),
+                ("scripts/run.py", 6, "change", "enable_decay", None),
+                ("scripts/run.py", 5, "reuse", "update", "next pass of the loop at line 4"),
+            ],
+        ),
+        ("settings.enable_decay(0.5)\nupdate(1.0, 1.0)\nupdate(1.0, 1.0)\n", None),
+        # A function of the module that only reads the global.
+        ("update(1.0, 1.0)\nsettings.report()\nupdate(1.0, 1.0)\n", None),
+    ],
+)
+def test_a_function_binding_a_module_global_called_in_a_script_is_the_change(
+    stored: Path, script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``settings.enable_decay(0.5)``, whose ``global DECAY`` binds the attribute that the
+    compiled ``update`` reads as ``settings.DECAY``, between two calls of ``update``."""
+    (stored / "pkg" / "settings.py").write_text(SETTINGS_WITH_SETTER)
+    (stored / "scripts" / "run.py").write_text(
+        "from pkg import settings\nfrom pkg.model import update\n\n" + script
+    )
+    found = _check("--no-cache", str(stored / "pkg" / "model.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103" and _steps(finding) == steps
+    assert "reads 'settings.DECAY', mutated in place in scripts/run.py at line 6 by " in str(
+        finding["message"]
+    )
+
+
+FITTER = """import jax
+
+
+class Fitter:
+    def __init__(self, decay):
+        self.decay = decay
+        self._update = jax.jit(self._update_impl)
+
+    def _update_impl(self, w):
+        return w * self.decay
+
+    def fit(self, w, epochs):
+        for _ in range(epochs):
+            w = self._update(w)
+        return w
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "steps"),
+    [
+        (
+            "f = Fitter(0.5)\nf.fit(1.0, 2)\nf.decay = 0.1\nf.fit(1.0, 2)\n",
+            [
+                ("scripts/run.py", 4, "trace", "Fitter.fit", None),
+                ("scripts/run.py", 5, "change", None, None),
+                ("scripts/run.py", 6, "reuse", "Fitter.fit", None),
+            ],
+        ),
+        ("f = Fitter(0.5)\nf.decay = 0.1\nf.fit(1.0, 2)\nf.fit(1.0, 2)\n", None),
+        ("f = Fitter(0.5)\ng = Fitter(0.5)\nf.fit(1.0, 2)\ng.decay = 0.1\nf.fit(1.0, 2)\n", None),
+    ],
+)
+def test_a_store_between_calls_of_a_method_calling_the_kept_wrapper_is_the_change(
+    project: Path, script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``trainer.fit(x)``, whose loop calls ``self._update``, the ``jax.jit`` of a bound method
+    the constructor kept: a store on the object between two ``fit`` calls reaches no trace."""
+    (project / "pkg" / "fitter.py").write_text(FITTER)
+    (project / "scripts" / "run.py").write_text("from pkg.fitter import Fitter\n\n" + script)
+    found = _check("--no-cache", str(project / "pkg" / "fitter.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC104" and _steps(finding) == steps
+
+
+INTEGRATE = """import jax
+
+from . import constants
+
+
+@jax.jit
+def simulate(x):
+    return x * constants.G
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "steps"),
+    [
+        (
+            "for g in (1.0, 2.0):\n    phys.constants.G = g\n    phys.simulate(1.0)\n",
+            [
+                ("scripts/run.py", 6, "trace", "simulate", None),
+                ("scripts/run.py", 5, "change", None, None),
+                ("scripts/run.py", 6, "reuse", "simulate", "next pass of the loop at line 4"),
+            ],
+        ),
+        # Another module's attribute of the same name.
+        ("for g in (1.0, 2.0):\n    phys.other.G = g\n    phys.simulate(1.0)\n", None),
+        # The same literal before each pass's call.
+        ("for x in (1.0, 2.0):\n    phys.constants.G = 3.0\n    phys.simulate(x)\n", None),
+    ],
+)
+def test_a_dotted_module_attribute_stored_around_a_re_exported_function_is_the_change(
+    project: Path, script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``phys.constants.G = g`` between calls of ``phys.simulate``, which ``phys/__init__.py``
+    imports from ``phys.integrate``, where it reads ``constants.G`` at its trace."""
+    package = project / "phys"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .integrate import simulate\n")
+    (package / "constants.py").write_text("G = 9.81\n")
+    (package / "other.py").write_text("G = 1.0\n")
+    (package / "integrate.py").write_text(INTEGRATE)
+    (project / "scripts" / "run.py").write_text(
+        "import phys\nimport phys.constants\nimport phys.other\n" + script
+    )
+    found = _check("--no-cache", str(package / "integrate.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103" and _steps(finding) == steps
+
+
+FORWARD = """from functools import partial
+
+import jax
+
+from pkg import settings
+
+
+@partial(jax.jit, static_argnames="phase")
+def forward(x, phase):
+    return x * settings.KEEP if phase == "train" else x
+"""
+
+
+@pytest.mark.parametrize(
+    ("second", "findings"),
+    [
+        ('forward(1.0, phase="eval")', 0),  # another static value: a trace of its own
+        ('forward(1.0, phase="train")', 1),
+        ("forward(1.0, phase=mode)", 1),  # the code does not say which
+        ('forward(1.0, "eval")', 1),  # keyed by position, not by keyword: another key
+    ],
+)
+def test_calls_given_other_static_constants_share_no_trace(
+    stored: Path, second: str, findings: int
+) -> None:
+    """``forward(x, phase="train")``, a change, then ``forward(x, phase="eval")``: JAX keys
+    the trace on the static value, so the second call traces anew and reads the change."""
+    (stored / "pkg" / "forward.py").write_text(FORWARD)
+    (stored / "scripts" / "run.py").write_text(
+        "from pkg import settings\nfrom pkg.forward import forward\n\nmode = 'eval'\n"
+        f'forward(1.0, phase="train")\nsettings.KEEP = 0.5\n{second}\n'
+    )
+    found = _check("--no-cache", str(stored / "pkg" / "forward.py"))
+    assert [f["code"] for f in found] == ["JC103"] * findings
+
+
+BASE_AGENT = """from functools import partial
+
+import jax
+
+
+class BaseAgent:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+
+    @partial(jax.jit, static_argnums=0)
+    def act(self, q):
+        return q * self.epsilon
+"""
+
+
+@pytest.mark.parametrize(
+    ("subclass", "script", "steps"),
+    [
+        (
+            "    def end_episode(self):\n        self.epsilon = self.epsilon * 0.5\n",
+            "a = Explorer(0.4)\nfor episode in range(3):\n    a.act(1.0)\n    a.end_episode()\n",
+            [
+                ("scripts/run.py", 5, "trace", "Explorer.act", None),
+                ("scripts/run.py", 6, "change", "Explorer.end_episode", None),
+                ("scripts/run.py", 5, "reuse", "Explorer.act", "next pass of the loop at line 4"),
+            ],
+        ),
+        # Set up before the first call.
+        (
+            "    def end_episode(self):\n        self.epsilon = self.epsilon * 0.5\n",
+            "a = Explorer(0.4)\na.end_episode()\na.act(1.0)\na.act(1.0)\n",
+            None,
+        ),
+        # Another object changed than the one called.
+        (
+            "    def end_episode(self):\n        self.epsilon = self.epsilon * 0.5\n",
+            "a = Explorer(0.4)\nb = Explorer(0.4)\na.act(1.0)\nb.end_episode()\na.act(1.0)\n",
+            None,
+        ),
+        # The method stores another attribute.
+        (
+            "    def end_episode(self):\n        self.episodes = 1\n",
+            "a = Explorer(0.4)\na.act(1.0)\na.end_episode()\na.act(1.0)\n",
+            None,
+        ),
+    ],
+)
+def test_a_method_of_a_subclass_in_another_file_storing_the_attribute_is_the_change(
+    project: Path, subclass: str, script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``Explorer(BaseAgent)`` in another file, whose ``end_episode`` stores ``self.epsilon``,
+    which the base's compiled ``act`` reads of its static ``self``."""
+    (project / "pkg" / "base.py").write_text(BASE_AGENT)
+    (project / "pkg" / "explorer.py").write_text(
+        "from pkg.base import BaseAgent\n\n\nclass Explorer(BaseAgent):\n" + subclass
+    )
+    (project / "scripts" / "run.py").write_text("from pkg.explorer import Explorer\n\n" + script)
+    found = _check("--no-cache", str(project / "pkg" / "base.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC104" and _steps(finding) == steps
+    assert "'self.epsilon', changed in scripts/run.py at line 6 by 'Explorer.end_episode()'" in (
+        str(finding["message"])
+    )

@@ -67,6 +67,8 @@ from .names import FUNCTIONAL_PACKAGES
 from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
 from .repeated_setting import sets_what_it_holds
+from .restored import restored_bindings
+from .static_arguments import StaticParameters, static_parameters
 from .steady import same_in_every_pass
 from .structure import sets_split_structure
 from .timing import CompiledLife, StalePath, compiled_life, memoised, stale_path
@@ -145,6 +147,8 @@ class StaleCapture:
     path: StalePath = field(default_factory=StalePath, repr=False)
     # The function whose callers change the object they handed it (``make_step(cfg)``).
     handed_by_callers_of: str | None = None
+    # Another file of the project binds the module global again (``sim.DT = dt``).
+    rebound_elsewhere: bool = False
 
     @property
     def changed_elsewhere(self) -> WitnessStep | None:
@@ -500,6 +504,7 @@ class CaptureAnalysis:
                     _methods_called(self.facts, read_nodes.get((owner_id, name), [])),
                     reshaped_passes=(owner_id, name) not in bodies,
                 )  # fmt: skip
+            rebound_elsewhere = False
             if path is None and not fed:
                 stored = self._stored_in_another_file(sites, owner, name, paths)
                 if stored is not None:
@@ -507,6 +512,9 @@ class CaptureAnalysis:
                     # passes them.
                     attributes, path = stored
                     reads = [r for r, p in zip(reads, paths, strict=True) if p[0][1:] in attributes]
+                else:
+                    path = self._rebound_in_another_file(sites, owner, name)
+                    rebound_elsewhere = path is not None
             if path is None:
                 continue
             reads.sort(key=lambda r: (id(r) in helper_only, r.start))
@@ -521,6 +529,7 @@ class CaptureAnalysis:
                 compiled, name, owner, reads[0], tuple(reads), rebinding, mutation,
                 read_through=through.get((owner_id, name)), class_attribute=class_bound,
                 path=path, handed_by_callers_of=owner.name if by_callers else None,
+                rebound_elsewhere=rebound_elsewhere,
             )  # fmt: skip
 
     def _stored_in_another_file(
@@ -545,15 +554,43 @@ class CaptureAnalysis:
         if home is None:
             return None
         callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        static = self._static_by_name(sites)
         stored: dict[str, StalePath] = {}
         for attribute in dict.fromkeys(path[0][1:] for path in paths):
             if not attribute.startswith("__"):
-                found = project.store_witness(callers, home, attribute, per_object=False)
+                found = project.store_witness(callers, home, attribute, False, static)
                 if found is not None:
                     stored[attribute] = found
         if not stored:
             return None
         return set(stored), next(iter(stored.values()))
+
+    def _rebound_in_another_file(
+        self, sites: list[CompiledFunction], owner: Scope, name: str
+    ) -> StalePath | None:
+        """A stale path another file of the project takes by binding a global of this module
+        again (``sim.DT = dt`` in ``experiments.py``, between two calls of the compiled
+        ``sim.integrate`` that reads ``DT``). Only for a global this module binds once, to a
+        value (not a function, class or import), and never binds again itself."""
+        project = self.project
+        if project is None or owner.kind is not ScopeKind.MODULE:
+            return None
+        if project.module.suffix == ".ipynb":
+            return None  # no other file imports a notebook
+        bindings = self.facts.bindings_of(owner, name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return None
+        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        static = self._static_by_name(sites)
+        return project.store_witness(callers, project.module, name, False, static)
+
+    def _static_by_name(self, sites: list[CompiledFunction]) -> dict[str, StaticParameters]:
+        """The compiled function's static parameters, by its name: calls from another file
+        that give them different constants share no trace."""
+        parameters = static_parameters(sites)
+        if parameters is None:
+            return {}
+        return {self.facts.scope_of(sites[0].function).qualified_name(): parameters}
 
     def _handed_unread(self, read: Read) -> bool:
         """The variable itself, handed to a parameter its function never reads."""
@@ -601,6 +638,12 @@ class CaptureAnalysis:
             and not sets_what_it_holds(facts, b, bindings)
             and not self._set_once_before_read(b, compiled.scope, bindings, initial, reads or [])
         ]
+        if rebindings:
+            # ``saved = RATE; RATE = 0.0; try: ... finally: RATE = saved``, no compiled call
+            # between: outside the window the name holds what it held.
+            events = (event.at for event in self.life(sites).reach.events)
+            restored = restored_bindings(facts, rebindings, events)
+            rebindings = [b for b in rebindings if id(b) not in restored]
         mutations: list[Mutation] = []
         if names_module(facts, bindings):
             # ``config.LR = 0.5`` on an imported module: what compiled code reads as

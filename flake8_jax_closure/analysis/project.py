@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +36,7 @@ from .unread import rewrites_functions
 if TYPE_CHECKING:
     from .facts.model import Scope
     from .facts.queries import Facts
+    from .static_arguments import StaticParameters
     from .timing import StalePath
 
 # Files a project's walk never enters (as ruff's default exclusions).
@@ -48,6 +50,9 @@ _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
 _MOST_HOPS = 4
 _T = TypeVar("_T")
+# A name in a file's text, and a name written after a dot (``.LR``, ``. LR``).
+_WORD = re.compile(r"\w+")
+_ATTRIBUTE = re.compile(r"\.\s*(\w+)")
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
 
@@ -68,6 +73,11 @@ class Call:
     kind: str = "call"
     receiver: str | None = None  # the local name called or stored through (``t``)
     steady: bool = False  # a store of a literal, the same value every time it runs
+    # A call of a function that stores the attribute (``global LR`` in ``config.set_lr``).
+    storing_call: bool = False
+    # What a call passes, by place (``position 0``, ``keyword phase``): a constant written
+    # there, as its type's name and value, or ``_UNKNOWN``; None when it spreads ``*args``.
+    arguments: tuple[tuple[str, object], ...] | None = ()
 
 
 @dataclass
@@ -138,7 +148,7 @@ def _walk_driver(
                 for module, name in _targets(walk, node.func, instances):
                     walk.calls.append(
                         Call(driver, node.lineno, node.col_offset, inner, module, name,
-                             receiver=_receiver(node.func))
+                             receiver=_receiver(node.func), arguments=_arguments(node))
                     )  # fmt: skip
         for target in _stored_attributes(statement):
             stored = _stored(walk, target, instances)
@@ -146,7 +156,7 @@ def _walk_driver(
                 module, name = stored
                 walk.calls.append(
                     Call(driver, statement.lineno, statement.col_offset, inner, module, name,
-                         kind="store", receiver=target.value.id,  # type: ignore[attr-defined]
+                         kind="store", receiver=dotted_name(target.value),
                          steady=_literal_store(statement))
                 )  # fmt: skip
         if isinstance(statement, ast.Assign):
@@ -187,7 +197,8 @@ def _stored_attributes(statement: ast.stmt) -> list[ast.Attribute]:
         targets = [statement.target]
     else:
         return []
-    return [t for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)]
+    # ``physsim.constants.G = g`` too: an attribute of a module named by its dotted path.
+    return [t for t in targets if isinstance(t, ast.Attribute) and dotted_name(t.value) is not None]
 
 
 def _stored(
@@ -195,7 +206,11 @@ def _stored(
 ) -> tuple[str, str] | None:
     """The (module, qualified name) an attribute store changes: an attribute of an object of
     an imported class (``Trainer.lr``), or of an imported module (``LR`` of ``config``)."""
-    base = target.value.id  # type: ignore[attr-defined]
+    base = dotted_name(target.value)
+    if base is None:
+        return None
+    if "." in base:  # ``physsim.constants.G``: only a module's dotted name
+        return (walk.aliases[base], target.attr) if base in walk.aliases else None
     if base in instances:
         module, cls = instances[base]
         return module, f"{cls}.{target.attr}"
@@ -216,6 +231,62 @@ def _literal_store(statement: ast.stmt) -> bool:
     if isinstance(value, ast.UnaryOp):
         value = value.operand
     return isinstance(value, ast.Constant)
+
+
+# An argument that is no constant written at the call.
+_UNKNOWN = ("", None)
+
+
+def _arguments(call: ast.Call) -> tuple[tuple[str, object], ...] | None:
+    """What the call writes at each place: a constant (``phase="eval"``), else unknown."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    places = [(f"position {i}", a) for i, a in enumerate(call.args)]
+    places += [(f"keyword {k.arg}", k.value) for k in call.keywords]
+    return tuple(
+        (place, (type(v.value).__name__, v.value) if isinstance(v, ast.Constant) else _UNKNOWN)
+        for place, v in places
+    )
+
+
+def _static_key(call: Call, static: StaticParameters) -> tuple[tuple[str, object], ...] | None:
+    """What the call gives the static parameters, as JAX keys its trace on them; None when
+    the code does not say (an argument that is not a constant, or spread)."""
+    if call.arguments is None:
+        return None
+    given = dict(call.arguments)
+    key: list[tuple[str, object]] = []
+    for parameter in static.parameters:
+        position = f"position {parameter.index}"
+        keyword = f"keyword {parameter.name}"
+        if parameter.index is not None and position in given:
+            place, keyed = position, parameter.by_position
+        elif keyword in given:
+            place, keyed = keyword, parameter.by_keyword
+        else:
+            key.append(("default", None))  # JAX keys the call without it
+            continue
+        if not keyed or given[place] == _UNKNOWN:
+            return None
+        key.append((place, given[place]))
+    return tuple(key)
+
+
+def _apart(first: Call, second: Call, static: dict[str, StaticParameters]) -> bool:
+    """The two calls of one compiled function give its static parameters different
+    constants: they never share a trace (``forward(x, phase="train")``, then ``"eval"``)."""
+    parameters = static.get(first.name)
+    if parameters is None or first.name != second.name or first.module != second.module:
+        return False
+    keys = _static_key(first, parameters), _static_key(second, parameters)
+    if keys[0] is None or keys[1] is None:
+        return False
+    # One argument spelt both ways (by keyword, then by position) is left undecided, as
+    # ``static_arguments`` leaves it.
+    same_places = all(a[0] == b[0] for a, b in zip(keys[0], keys[1], strict=True))
+    return same_places and keys[0] != keys[1]
 
 
 def _receiver(func: ast.expr) -> str | None:
@@ -307,13 +378,15 @@ class ProjectIndex:
         self.root = root
         self._files: list[Path] | None = None
         self._texts: dict[Path, tuple[tuple[int, int], str]] = {}
-        self._calls: dict[tuple[Path, int], list[Call]] = {}
+        self._calls: dict[tuple[Path, int], tuple[list[Call], _Lines]] = {}
         self._reads: dict[tuple[Path, int, str, str], list[tuple[str, ...]] | None] = {}
         self._answers: dict[tuple[Path, int, str, str], object] = {}
         self._by_module: dict[str, list[Path]] | None = None
         self._exported: dict[tuple[Path, int, str], Exports] = {}
         self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
         self._fingerprint: bytes | None = None
+        self._resolved: dict[Path, Path] = {}
+        self._word_sets: dict[tuple[Path, int], tuple[frozenset[str], frozenset[str]]] = {}
 
     def files(self) -> list[Path]:
         if self._files is None:
@@ -370,18 +443,17 @@ class ProjectIndex:
     def _file_calls(self, path: Path) -> tuple[list[Call], _Lines]:
         text = self._text(path)
         key = (path, hash(text))
-        lines = _Lines(path, self.root, None)
-        if path.suffix == ".ipynb":
-            module, lines = _notebook_module(path, text, self.root)
-            text = module
         if key not in self._calls:
+            lines = _Lines(path, self.root, None)
+            if path.suffix == ".ipynb":
+                text, lines = _notebook_module(path, text, self.root)
             try:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError):
                 tree = ast.Module(body=[], type_ignores=[])
             name = max(module_names(path, self.root), key=len, default="")
-            self._calls[key] = file_calls(tree, name)
-        return self._calls[key], lines
+            self._calls[key] = file_calls(tree, name), lines
+        return self._calls[key]
 
     def method_reads(
         self, module: Path, qualified: str, method: str
@@ -469,6 +541,18 @@ class ProjectIndex:
             self._functions[key] = _module_function(text, name)
         return self._functions[key]
 
+    def _function_home(self, module: str, name: str, hops: int) -> tuple[str, str] | None:
+        """The module and name a function that ``module`` re-exports as ``name`` has where it
+        is defined, following at most ``hops`` imports (``from .integrate import simulate`` in
+        ``physsim/__init__.py``); None when ``module`` does not import it."""
+        path = self._module_file(module)
+        if path is None or hops == 0:
+            return None
+        source = self._exports(path, module).imported.get(name)
+        if source is None or not source[1]:
+            return None
+        return self._function_home(source[0], source[1], hops - 1) or source
+
     def _class_home(self, module: str, name: str, hops: int) -> tuple[Path, str] | None:
         """The file defining the class ``name`` that ``module`` gives, and its name there,
         following the imports that re-export it (``exports``); None when it is not the
@@ -545,10 +629,9 @@ class ProjectIndex:
         names = module_names(module, self.root)
         bare = {name.rsplit(".", 1)[-1] for name in (*changers, *callers)}
         for path in self.files():
-            if path.resolve() == module.resolve():
+            if self._real(path) == self._real(module):
                 continue
-            text = self._text(path)
-            if not any(name in text for name in bare):
+            if bare.isdisjoint(self._words(path)[0]):
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
@@ -561,24 +644,47 @@ class ProjectIndex:
         return None
 
     def store_witness(
-        self, module: Path, callers: list[str], home: Path, stored: str, per_object: bool
+        self,
+        module: Path,
+        callers: list[str],
+        home: Path,
+        stored: str,
+        per_object: bool,
+        static: dict[str, StaticParameters] | None = None,
     ) -> tuple[WitnessStep, ...] | None:
         """A stale path another file of the project takes by storing an attribute the compiled
         code of ``module`` reads: a call of an entry point (``callers``), the store, and a call
         again, in one driver, or the store and a call in one loop. ``stored``: the attribute's
         qualified name in the file ``home`` (``Trainer.lr`` of an object of a class, ``LR`` of a
         module). ``per_object``: the attribute belongs to one object, so the calls and the
-        store must go through one local name that holds one object all along."""
+        store must go through one local name that holds one object all along. ``static``:
+        the static parameters of the callers that are the compiled function itself, whose
+        calls given different constants there share no trace."""
         if not callers:
             return None
         names = module_names(module, self.root)
-        home = home.resolve()
+        home = self._real(home)
         bare = stored.rsplit(".", 1)[-1]
+        # ``settings.enable_regularisation(0.02)``, whose ``global WEIGHT_DECAY`` binds the
+        # module attribute again (the compiled code's own module times its own setters).
+        setters = (
+            self._global_setters(home, stored)
+            if "." not in stored and home != self._real(module)
+            else frozenset()
+        )
+        # ``agent.end_episode()`` of a subclass another file defines, whose method stores
+        # ``self.epsilon``; and the base's compiled entry points called on its objects.
+        subclasses = self._subclass_setters(home, stored) if per_object else []
+        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        words_wanted = {bare} | setters | {m for sub in subclasses for m in sub.setters}
         for path in self.files():
-            if path.resolve() in (module.resolve(), home):
+            if self._real(path) in (self._real(module), home):
                 continue
-            text = self._text(path)
-            if bare not in text or not any(c.rsplit(".", 1)[-1] in text for c in callers):
+            words, attributes = self._words(path)
+            # Only a text that stores the attribute (``.LR``) or calls a setter.
+            if (bare not in attributes and words_wanted.isdisjoint(words)) or (
+                callers_bare.isdisjoint(words)
+            ):
                 continue
             calls, lines = self._file_calls(path)
             relevant = [
@@ -587,18 +693,94 @@ class ProjectIndex:
                 if self._runs_entry(c, module, names, callers)
                 or (c.kind == "store" and self._stores(c, home, stored))
                 or c.kind == "bind"
+            ] + [
+                replace(c, kind="store", storing_call=True)
+                for c in calls
+                if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
             ]
+            for sub in subclasses:
+                relevant += sub.steps(calls, callers)
             # ``s.blend = jax.jit(s._blend)``: the object's compiled attribute made again.
             remade = [
                 replace(c, kind="bind")
                 for c in calls
                 if c.kind == "store"
-                and any(self._stores(c, module.resolve(), caller) for caller in callers)
+                and any(self._stores(c, self._real(module), caller) for caller in callers)
             ]
-            found = _store_order(relevant + remade, per_object)
+            found = _store_order(relevant + remade, per_object, static or {})
             if found is not None:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
+
+    def _subclass_setters(self, home: Path, stored: str) -> list[_Subclass]:
+        """The subclasses other files of the project define of the class ``stored`` names
+        (``BaseAgent.epsilon``) in ``home``, with their methods that store the attribute on
+        ``self`` outside construction (``ExploringAgent.end_episode``)."""
+        base, _, attribute = stored.rpartition(".")
+        if not base or "." in base:
+            return []
+        found: list[_Subclass] = []
+        for path in self.files():
+            if self._real(path) == home or path.suffix != ".py":
+                continue
+            if base not in self._words(path)[0]:
+                continue
+            text = self._text(path)
+            key = (path, hash(text), "", f"subclasses {base}.{attribute}")
+            if key not in self._answers:
+                module = max(module_names(path, self.root), key=len, default="")
+                self._answers[key] = tuple(
+                    _Subclass(module_names(path, self.root), name, frozenset(setters))
+                    for name, bases, setters in _subclasses(text, module, path, attribute)
+                    if any(self._is_class(m, n, home, base) for m, n in bases)
+                )
+            answer = self._answers[key]
+            if isinstance(answer, tuple):
+                found.extend(s for s in answer if isinstance(s, _Subclass) and s.setters)
+        return found
+
+    def _is_class(self, module: str, name: str, home: Path, defined: str) -> bool:
+        """Whether ``name`` of ``module`` is the class ``defined`` of the file ``home``."""
+        found = self._class_home(module, name, _MOST_HOPS)
+        return found is not None and self._real(found[0]) == home and found[1] == defined
+
+    def _words(self, path: Path) -> tuple[frozenset[str], frozenset[str]]:
+        """The names the file's text holds, and those of them it writes after a dot: what
+        tells, without parsing, whether the file may call or store a name (a notebook's text
+        is long, and every question of the index asks it of every file)."""
+        text = self._text(path)
+        key = (path, hash(text))
+        found = self._word_sets.get(key)
+        if found is None:
+            if path.suffix == ".ipynb":  # its code, not the JSON's escapes (``\nstep(``)
+                text = _notebook_module(path, text, self.root)[0]
+            found = self._word_sets[key] = (
+                frozenset(_WORD.findall(text)),
+                frozenset(_ATTRIBUTE.findall(text)),
+            )
+        return found
+
+    def _real(self, path: Path) -> Path:
+        """The path with links resolved, asked once a path: each question of the index walks
+        every file of the project."""
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = path.resolve()
+        return found
+
+    def _is_file(self, module: str, path: Path) -> bool:
+        found = self._module_file(module)
+        return found is not None and self._real(found) == path
+
+    def _global_setters(self, home: Path, name: str) -> frozenset[str]:
+        """The module-level functions of ``home`` that bind its global ``name`` again,
+        through ``global name``."""
+        text = self._text(home)
+        key = (home, hash(text), "", f"global setters {name}")
+        if key not in self._answers:
+            self._answers[key] = _global_setters(text, name)
+        found = self._answers[key]
+        return found if isinstance(found, frozenset) else frozenset()
 
     def _stores(self, call: Call, home: Path, stored: str) -> bool:
         """Whether the store changes the attribute ``stored`` of the file ``home``."""
@@ -608,9 +790,9 @@ class ProjectIndex:
             return False
         if owner:  # an object of a class, which imports may re-export
             found = self._class_home(call.module, call_owner, _MOST_HOPS)
-            return found is not None and found[0].resolve() == home and found[1] == owner
+            return found is not None and self._real(found[0]) == home and found[1] == owner
         path = self._module_file(call.module)
-        return path is not None and path.resolve() == home
+        return path is not None and self._real(path) == home
 
     def _runs_entry(
         self, call: Call, module: Path, names: frozenset[str], callers: list[str]
@@ -621,13 +803,17 @@ class ProjectIndex:
             return False
         if call.module in names:
             return call.name in callers
+        if "." not in call.name:
+            # ``physsim.simulate`` where ``physsim/__init__.py`` imports it from a module.
+            home = self._function_home(call.module, call.name, _MOST_HOPS)
+            return home is not None and home[0] in names and home[1] in callers
         owner, _, method = call.name.rpartition(".")
         if not owner or "." in owner or not any(c.endswith(f".{method}") for c in callers):
             return False
         found = self._class_home(call.module, owner, _MOST_HOPS)
         return (
             found is not None
-            and found[0].resolve() == module.resolve()
+            and self._real(found[0]) == self._real(module)
             and f"{found[1]}.{method}" in callers
         )
 
@@ -637,15 +823,100 @@ class ProjectIndex:
         names = module_names(module, self.root)
         bare = qualified.rsplit(".", 1)[-1]
         for path in self.files():
-            if path.resolve() == module.resolve():
+            if self._real(path) == self._real(module):
                 continue
-            text = self._text(path)
-            if bare not in text:
+            if bare not in self._words(path)[0]:
                 continue
             calls, _ = self._file_calls(path)
             if any(c.kind == "call" and c.module in names and c.name == qualified for c in calls):
                 return True
         return False
+
+
+@dataclass(frozen=True)
+class _Subclass:
+    """A subclass another file defines, and its methods that store the attribute on
+    ``self``."""
+
+    modules: frozenset[str]  # the dotted names its file may be imported by
+    name: str
+    setters: frozenset[str]
+
+    def steps(self, calls: list[Call], callers: list[str]) -> list[Call]:
+        """Among a file's calls, those of a setter method on an object of the subclass (as
+        stores through that object), and those of the base's entry points ``callers`` (as
+        uses), where the subclass does not define them again."""
+        found: list[Call] = []
+        inherited = {c.rpartition(".")[2] for c in callers if "." in c} - self.setters
+        for call in calls:
+            owner, _, method = call.name.rpartition(".")
+            if call.kind != "call" or owner != self.name or call.module not in self.modules:
+                continue
+            if method in self.setters:
+                found.append(replace(call, kind="store", storing_call=True))
+            elif method in inherited:
+                found.append(call)
+        return found
+
+
+def _subclasses(
+    text: str, module: str, path: Path, attribute: str
+) -> list[tuple[str, list[tuple[str, str]], list[str]]]:
+    """The module's top-level classes, each with the (module, name) of its bases as its
+    imports give them, and its methods that store ``self.<attribute>`` outside ``__init__``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    imported = module_exports(text, module, path.stem == "__init__").imported
+    found = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        bases: list[tuple[str, str]] = []
+        for base in statement.bases:
+            dotted = dotted_name(base)
+            if dotted is None:
+                continue
+            head, _, rest = dotted.rpartition(".")
+            if not head and dotted in imported:
+                bases.append(imported[dotted])
+            elif head:
+                source = imported.get(head)
+                bases.append((source[0], rest) if source and not source[1] else (head, rest))
+        setters = [
+            method.name
+            for method in statement.body
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and method.name != "__init__"
+            and _stores_on_self(method, attribute)
+        ]
+        if bases:
+            found.append((statement.name, bases, setters))
+    return found
+
+
+def _stores_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str) -> bool:
+    """Whether the method stores ``self.<attribute>`` (its first parameter's)."""
+    parameters = method.args.posonlyargs + method.args.args
+    if not parameters:
+        return False
+    self_name = parameters[0].arg
+    for node in ast.walk(method):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == attribute
+                and isinstance(target.value, ast.Name)
+                and target.value.id == self_name
+            ):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -664,7 +935,7 @@ class _Lines:
         if self.cells:
             start, number = max((c for c in self.cells if c[0] <= line), default=self.cells[0])
             shown, line = f"{shown}:cell {number}", line - start + 1
-        via = call.name if call.kind == "call" else None
+        via = call.name if call.kind == "call" or call.storing_call else None
         return WitnessStep(role, line, call.column, via=via, again=again, path=shown)
 
 
@@ -711,7 +982,9 @@ def _stale_order(
     return None
 
 
-def _store_order(calls: list[Call], per_object: bool) -> list[tuple[Role, Call, str | None]] | None:
+def _store_order(
+    calls: list[Call], per_object: bool, static: dict[str, StaticParameters]
+) -> list[tuple[Role, Call, str | None]] | None:
     """Trace, store and reuse among one file's calls and stores, in one driver. Through one
     object (``per_object``), a name bound again between two steps holds another object, and
     a loop that binds it makes a new object each pass."""
@@ -730,9 +1003,10 @@ def _store_order(calls: list[Call], per_object: bool) -> list[tuple[Role, Call, 
             after = [
                 u for u in mine if _at(u) > _at(store) and not _rebound(binds, receiver, store, u)
             ]
-            if before and after:
-                return [(Role.TRACE, before[0], None), (Role.CHANGE, store, None),
-                        (Role.REUSE, after[0], None)]  # fmt: skip
+            pair = next(((b, a) for b in before for a in after if not _apart(b, a, static)), None)
+            if pair is not None:
+                return [(Role.TRACE, pair[0], None), (Role.CHANGE, store, None),
+                        (Role.REUSE, pair[1], None)]  # fmt: skip
             for use in mine:
                 shared = set(use.loops) & set(store.loops)
                 if not shared:
@@ -814,13 +1088,18 @@ class ProjectView:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
 
     def store_witness(
-        self, callers: list[str], home: Path, stored: str, per_object: bool
+        self,
+        callers: list[str],
+        home: Path,
+        stored: str,
+        per_object: bool,
+        static: dict[str, StaticParameters] | None = None,
     ) -> StalePath | None:
         """A stale path another file takes by storing ``stored`` of the file ``home``
         (``ProjectIndex.store_witness``)."""
         if self.index is None:
             return None
-        steps = self.index.store_witness(self.module, callers, home, stored, per_object)
+        steps = self.index.store_witness(self.module, callers, home, stored, per_object, static)
         from .timing import StalePath
 
         return None if steps is None else StalePath(steps)
@@ -901,6 +1180,24 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
     if len(found) != 1 or found[0].decorator_list or rewrites_functions(tree):
         return None
     return found[0]
+
+
+def _global_setters(text: str, name: str) -> frozenset[str]:
+    """The module-level functions that declare ``global name`` and bind it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    found = set()
+    for statement in tree.body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        inside = list(ast.walk(statement))
+        if any(isinstance(n, ast.Global) and name in n.names for n in inside) and any(
+            _binds(n, name) for n in inside if n is not statement
+        ):
+            found.add(statement.name)
+    return frozenset(found)
 
 
 def _binds(node: ast.AST, name: str) -> bool:

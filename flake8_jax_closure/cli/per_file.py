@@ -25,6 +25,7 @@ from ..rules import ANALYSIS_FAILED
 from ..settings import RunOptions, Settings
 
 if TYPE_CHECKING:
+    from ..analysis.static_arguments import StaticParameters
     from ..analysis.timing import StalePath
 
 
@@ -83,10 +84,15 @@ class _Consulted(ProjectView):
         return super().called_elsewhere(qualified)
 
     def store_witness(
-        self, callers: list[str], home: Path, stored: str, per_object: bool
+        self,
+        callers: list[str],
+        home: Path,
+        stored: str,
+        per_object: bool,
+        static: dict[str, StaticParameters] | None = None,
     ) -> StalePath | None:
         self.asked = True
-        return super().store_witness(callers, home, stored, per_object)
+        return super().store_witness(callers, home, stored, per_object, static)
 
     def module_file(self, imported: str) -> Path | None:
         self.asked = True

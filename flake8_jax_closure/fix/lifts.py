@@ -177,7 +177,7 @@ class Lifter:
                 f"'{lift.value_code}' is set by the callers of "
                 f"'{capture.handed_by_callers_of}()', whose values the fix does not judge"
             )
-        if not lift.path and capture.rebinding is None:
+        if not lift.path and capture.rebinding is None and not capture.rebound_elsewhere:
             fix.unsafe_reasons.append(
                 f"the whole object '{capture.name}' becomes an argument; it must hold only arrays "
                 "and numbers"

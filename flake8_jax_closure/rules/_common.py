@@ -29,11 +29,13 @@ def where(site: Site) -> str:
 
 def changed(site: Mutation | None, elsewhere: WitnessStep | None, verb: str = "changed") -> str:
     """``changed at line 24 in 'set_lr' (attribute assigned)``; for a change another file of
-    the project makes, ``changed in train.py at line 10 (attribute assigned)``."""
+    the project makes, ``changed in train.py at line 10 (attribute assigned)``, or ``changed
+    in train.py at line 12 by 'set_lr()'``."""
     if site is not None:
         return f"{verb} at line {site.line} {where(site)} ({site.description})"
     assert elsewhere is not None
-    return f"{verb} in {elsewhere.path} at line {elsewhere.line} (attribute assigned)"
+    how = "(attribute assigned)" if elsewhere.via is None else f"by '{elsewhere.via}()'"
+    return f"{verb} in {elsewhere.path} at line {elsewhere.line} {how}"
 
 
 def finding(capture: StaleCapture, code: str, message: str) -> Finding:

@@ -2,7 +2,9 @@
 
 What it does
     Finds compiled functions that read a module-level name which is rebound by a function
-    declaring it ``global``, or by module-level code after the compiled function may have run.
+    declaring it ``global``, by module-level code after the compiled function may have run, or
+    by another file of the project that assigns it as the module's attribute (``sim.DT = dt``
+    in a sweep script, between two calls of ``sim.integrate``).
 
 Why is this bad
     The global's value at the first trace is baked into the compiled code. Later rebinding (a
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING
 from ..analysis.captures import Owner
 from ..analysis.pipeline import value_captures
 from ..diagnostics import Finding
-from ._common import STALE, finding, subject, through, where
+from ._common import STALE, changed, finding, subject, through, where
 
 if TYPE_CHECKING:
     from ..analysis.captures import StaleCapture
@@ -58,12 +60,18 @@ OWNERS = frozenset({Owner.MODULE})
 
 
 def check(capture: StaleCapture) -> Finding | None:
-    if capture.attribute is not None or not capture.is_global or capture.rebinding is None:
+    if capture.attribute is not None or not capture.is_global:
         return None
-    site = capture.rebinding
+    site, elsewhere = capture.rebinding, capture.changed_elsewhere
+    if site is not None:
+        rebound = f"rebound at line {site.line} {where(site)}"
+    elif capture.rebound_elsewhere and elsewhere is not None:
+        # ``sim.DT = dt`` in another file of the project.
+        rebound = changed(None, elsewhere, "rebound")
+    else:
+        return None
     return finding(
         capture,
         CODE,
-        f"{subject(capture)} reads global '{capture.name}'{through(capture)}, "
-        f"rebound at line {site.line} {where(site)}; {STALE}",
+        f"{subject(capture)} reads global '{capture.name}'{through(capture)}, {rebound}; {STALE}",
     )

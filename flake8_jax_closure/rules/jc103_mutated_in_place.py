@@ -61,7 +61,7 @@ OWNERS = EVERY_OWNER
 
 def check(capture: StaleCapture) -> Finding | None:
     site, elsewhere = capture.mutation, capture.changed_elsewhere
-    if capture.attribute is not None or capture.rebinding is not None:
+    if capture.attribute is not None or capture.rebinding is not None or capture.rebound_elsewhere:
         return None
     if site is None and elsewhere is None:
         return None

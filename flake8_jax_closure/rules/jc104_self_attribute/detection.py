@@ -309,7 +309,12 @@ class MethodCaptureAnalysis:
             kept = self._kept_by_constructor(cls, holder)
             if kept is None:
                 return None
-            callers = [f"{cls.scope.name}.{kept}"]
+            # The wrapper itself, and the methods that call it (``trainer.fit(x)``).
+            callers = [f"{cls.scope.name}.{kept}"] + [
+                entry.qualified_name()
+                for entry in life.reach.entries
+                if entry.parent is cls.scope and entry.name not in cls.construction
+            ]
         return project.store_witness(
             callers, project.module, f"{cls.scope.name}.{attribute}", per_object=True
         )

@@ -1,0 +1,134 @@
+"""A value set for a while and put back: ``saved = RATE``, ``RATE = 0.0``, then ``RATE = saved``
+in the ``finally`` of the ``try`` that follows (or later in the same block).
+
+Outside that window the name holds what it held before, so a compiled call before the change
+and one after the restore read one value. Only a compiled call inside the window could see the
+value set, so the pair is no change when the window holds none: no call of the compiled object,
+directly or through a function that calls it, and no place where it is handed on.
+
+The code must show it plainly: ``saved = X`` right before the change ``X = value`` (or right
+before a ``try`` whose body starts with the change), the restore ``X = saved`` a statement of
+that ``try``'s ``finally``, or a later statement of the change's own block, and ``saved`` bound
+nowhere in between.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from .facts.model import Binding, BindingKind, Pos
+from .facts.queries import Facts
+
+
+def restored_bindings(facts: Facts, bindings: list[Binding], calls: Iterable[Pos]) -> set[int]:
+    """The ids of the changes set and put back with no compiled call between (``calls``: where
+    the compiled object is called or handed on), and of the bindings putting them back."""
+    positions = sorted(calls)
+    found: set[int] = set()
+    for binding in bindings:
+        restore = _restore_of(facts, binding)
+        if restore is None:
+            continue
+        start = (binding.node.lineno, binding.node.col_offset)  # type: ignore[attr-defined]
+        end = (restore.lineno, restore.col_offset)
+        if any(start <= at < end for at in positions):
+            continue  # a compiled call may see the value set
+        found.add(id(binding))
+        found.update(id(b) for b in bindings if facts.statement_of(b.node) is restore)
+    return found
+
+
+def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
+    """The statement putting back what the change ``X = value`` replaced, if the code shows
+    one that always runs after it."""
+    if binding.kind is not BindingKind.ASSIGN:
+        return None
+    change = facts.statement_of(binding.node)
+    if change is None or not _assigns(change, binding.name):
+        return None
+    root = binding.scope.node
+    holder, block, index = _block_of(root, change)
+    if block is None:
+        return None
+    # ``saved = X; X = value; try: ... finally: X = saved``, or a later ``X = saved``.
+    saved = _saved_name(block[index - 1], binding.name) if index > 0 else None
+    if saved is not None:
+        later = block[index + 1 :]
+        if later and isinstance(later[0], ast.Try):
+            restore = _restoring(later[0].finalbody, binding.name, saved)
+            if restore is not None and not _binds(later[0], saved):
+                return restore
+        for position, statement in enumerate(later):
+            if _restoring([statement], binding.name, saved) is not None:
+                between = later[:position]
+                return None if any(_binds(s, saved) for s in between) else statement
+        return None
+    # ``saved = X; try: X = value; ... finally: X = saved``.
+    if index != 0 or not isinstance(holder, ast.Try) or block is not holder.body:
+        return None
+    _, outer, at = _block_of(root, holder)
+    if outer is None or at == 0:
+        return None
+    saved = _saved_name(outer[at - 1], binding.name)
+    if saved is None or _binds(holder, saved):
+        return None
+    return _restoring(holder.finalbody, binding.name, saved)
+
+
+def _assigns(statement: ast.stmt | None, name: str) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+    )
+
+
+def _saved_name(statement: ast.stmt, name: str) -> str | None:
+    """``saved`` for ``saved = X``."""
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Name)
+        and statement.value.id == name
+        and statement.targets[0].id != name
+    ):
+        return statement.targets[0].id
+    return None
+
+
+def _restoring(block: list[ast.stmt], name: str, saved: str) -> ast.stmt | None:
+    """The statement of ``block`` that is ``X = saved``."""
+    for statement in block:
+        if (
+            _assigns(statement, name)
+            and isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Name)
+            and statement.value.id == saved
+        ):
+            return statement
+    return None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether anything in ``node`` binds ``name`` (other than reading it)."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(node)
+    )
+
+
+def _block_of(
+    root: ast.AST, statement: ast.stmt
+) -> tuple[ast.AST | None, list[ast.stmt] | None, int]:
+    """The node whose statement list holds ``statement``, that list, and its index there."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for index, child in enumerate(block):
+                    if child is statement:
+                        return node, block, index
+    return None, None, 0
