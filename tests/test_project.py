@@ -1142,3 +1142,24 @@ def test_a_method_of_a_subclass_in_another_file_storing_the_attribute_is_the_cha
     assert "'self.epsilon', changed in scripts/run.py at line 6 by 'Explorer.end_episode()'" in (
         str(finding["message"])
     )
+
+
+@pytest.mark.parametrize(
+    ("holder", "beside", "expected"),
+    [
+        ("work", "main.py", "work"),  # scripts beside the package: their folder
+        ("work", "demo.ipynb", "work"),
+        ("work", "notes.txt", "work/phys"),  # nothing that imports it: the package
+        ("site-packages", "six.py", "site-packages/phys"),  # installed packages
+    ],
+)
+def test_without_a_marker_the_folder_of_the_scripts_beside_the_package_is_the_root(
+    tmp_path: Path, holder: str, beside: str, expected: str
+) -> None:
+    package = tmp_path / holder / "phys"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "integrate.py").write_text("")
+    (tmp_path / holder / beside).write_text("")
+    assert project_root(package / "sub" / "integrate.py") == (tmp_path / expected).resolve()

@@ -76,3 +76,9 @@ def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
         (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)),
         (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0),
     )
+
+
+def place_of(root: ast.AST, statement: ast.AST) -> Step | None:
+    """The statement list within ``root`` that holds ``statement`` itself, and its owner."""
+    steps = steps_to(root, statement)
+    return steps[-1] if steps and steps[-1].holding is statement else None

@@ -86,6 +86,16 @@ def dotted_name(expr: ast.expr) -> str | None:
     return None
 
 
+def assigned_targets(node: ast.AST) -> list[ast.expr]:
+    """What an assignment statement stores into (``a = b = v``, ``a += v``, ``a: int = v``);
+    nothing for any other node."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
+
+
 def last_name(expr: ast.expr) -> str | None:
     """``c`` for ``a.b.c`` or ``c``; None for any other expression."""
     if isinstance(expr, ast.Attribute):

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
-from .names import dotted_name
+from .names import assigned_targets, dotted_name
 from .unread import rewrites_functions
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ _SKIPPED = frozenset(
      ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
      "site-packages"}
 )  # fmt: skip
+# Folders of installed packages, which are no project.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 # What marks a project's root folder.
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
@@ -354,8 +356,9 @@ def module_names(path: Path, root: Path) -> frozenset[str]:
 
 
 def project_root(path: Path) -> Path:
-    """The nearest folder above the file holding a project marker; else the outermost package
-    the file is in (an installed package has no marker); else the file's folder."""
+    """The nearest folder above the file holding a project marker; else the folder holding the
+    outermost package the file is in, when it holds scripts or notebooks beside it, or the
+    package itself (an installed package has no marker); else the file's folder."""
     return _root_of_folder(path.resolve().parent)
 
 
@@ -368,7 +371,23 @@ def _root_of_folder(folder: Path) -> Path:
     top = folder
     while (top / "__init__.py").exists() and (top.parent / "__init__.py").exists():
         top = top.parent
+    # ``physsim/`` beside the scripts or notebooks that import it (``main.py``): the folder
+    # holding both is the project, unless it holds installed packages.
+    beside = top.parent
+    if (
+        (top / "__init__.py").exists()
+        and beside.name not in _INSTALLED
+        and any(path.suffix in (".py", ".ipynb") for path in _entries(beside))
+    ):
+        return beside
     return top
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
 
 
 class ProjectIndex:
@@ -903,12 +922,7 @@ def _stores_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef, attribute: s
         return False
     self_name = parameters[0].arg
     for node in ast.walk(method):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in assigned_targets(node):
             if (
                 isinstance(target, ast.Attribute)
                 and target.attr == attribute

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 from .layout import is_own
+from .names import assigned_targets
 
 _METHODS_FOLLOWED = 32  # past this many methods, the call is taken to read anything
 # Calls that wrap a function into another that calls it (what they are given is read when
@@ -539,11 +540,7 @@ def patched(facts: Facts, class_name: str) -> bool:
 
 def _stores_attributes(function: ast.AST) -> bool:
     for node in ast.walk(function):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
+        targets = assigned_targets(node)
         if any(isinstance(e, ast.Attribute) for t in targets for e in ast.walk(t)):
             return True
     return False
@@ -739,12 +736,7 @@ def _stored_attributes(methods: dict[str, Scope]) -> set[str]:
         if self_name is None:
             continue
         for node in ast.walk(scope.node):
-            targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                targets = list(node.targets)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets = [node.target]
-            for target in targets:
+            for target in assigned_targets(node):
                 for element in ast.walk(target):
                     if (
                         isinstance(element, ast.Attribute)

@@ -15,8 +15,9 @@ nowhere in between.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from .blocks import place_of
 from .facts.model import Binding, BindingKind, Pos
 from .facts.queries import Facts
 
@@ -48,9 +49,11 @@ def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
     if change is None or not _assigns(change, binding.name):
         return None
     root = binding.scope.node
-    holder, block, index = _block_of(root, change)
-    if block is None:
+    place = place_of(root, change)
+    if place is None:
         return None
+    holder, block = place.owner, place.block
+    index = block.index(change)
     # ``saved = X; X = value; try: ... finally: X = saved``, or a later ``X = saved``.
     saved = _saved_name(block[index - 1], binding.name) if index > 0 else None
     if saved is not None:
@@ -62,15 +65,17 @@ def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
         for position, statement in enumerate(later):
             if _restoring([statement], binding.name, saved) is not None:
                 between = later[:position]
-                return None if any(_binds(s, saved) for s in between) else statement
+                restore = _restoring([statement], binding.name, saved)
+                return None if any(_binds(s, saved) for s in between) else restore
         return None
     # ``saved = X; try: X = value; ... finally: X = saved``.
     if index != 0 or not isinstance(holder, ast.Try) or block is not holder.body:
         return None
-    _, outer, at = _block_of(root, holder)
+    outer = place_of(root, holder)
+    at = outer.block.index(holder) if outer is not None else 0
     if outer is None or at == 0:
         return None
-    saved = _saved_name(outer[at - 1], binding.name)
+    saved = _saved_name(outer.block[at - 1], binding.name)
     if saved is None or _binds(holder, saved):
         return None
     return _restoring(holder.finalbody, binding.name, saved)
@@ -85,7 +90,7 @@ def _assigns(statement: ast.stmt | None, name: str) -> bool:
     )
 
 
-def _saved_name(statement: ast.stmt, name: str) -> str | None:
+def _saved_name(statement: ast.AST, name: str) -> str | None:
     """``saved`` for ``saved = X``."""
     if (
         isinstance(statement, ast.Assign)
@@ -99,12 +104,12 @@ def _saved_name(statement: ast.stmt, name: str) -> str | None:
     return None
 
 
-def _restoring(block: list[ast.stmt], name: str, saved: str) -> ast.stmt | None:
+def _restoring(block: Sequence[ast.AST], name: str, saved: str) -> ast.stmt | None:
     """The statement of ``block`` that is ``X = saved``."""
     for statement in block:
         if (
-            _assigns(statement, name)
-            and isinstance(statement, ast.Assign)
+            isinstance(statement, ast.Assign)
+            and _assigns(statement, name)
             and isinstance(statement.value, ast.Name)
             and statement.value.id == saved
         ):
@@ -118,17 +123,3 @@ def _binds(node: ast.AST, name: str) -> bool:
         isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
         for n in ast.walk(node)
     )
-
-
-def _block_of(
-    root: ast.AST, statement: ast.stmt
-) -> tuple[ast.AST | None, list[ast.stmt] | None, int]:
-    """The node whose statement list holds ``statement``, that list, and its index there."""
-    for node in ast.walk(root):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                for index, child in enumerate(block):
-                    if child is statement:
-                        return node, block, index
-    return None, None, 0

@@ -32,6 +32,7 @@ from functools import partial
 from typing import TypeVar
 
 from ..diagnostics import Role, WitnessStep
+from .blocks import place_of
 from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
@@ -1376,14 +1377,10 @@ def _first_pass_before_uses(change: Event, loop: ast.AST, uses: list[Event]) -> 
 
 def _statement_before(root: ast.AST, statement: ast.AST) -> ast.stmt | None:
     """The statement just before ``statement`` in the block of ``root`` holding it."""
-    for node in ast.walk(root):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list):
-                for index, inner in enumerate(block):
-                    if inner is statement:
-                        return block[index - 1] if index > 0 else None
-    return None
+    place = place_of(root, statement)
+    index = place.block.index(statement) if place is not None else 0
+    before = place.block[index - 1] if place is not None and index > 0 else None
+    return before if isinstance(before, ast.stmt) else None
 
 
 def _set_first_each_pass(
