@@ -52,9 +52,6 @@ _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
 _MOST_HOPS = 4
 _T = TypeVar("_T")
-# A name in a file's text, and a name written after a dot (``.LR``, ``. LR``).
-_WORD = re.compile(r"\w+")
-_ATTRIBUTE = re.compile(r"\.\s*(\w+)")
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
 
@@ -405,7 +402,7 @@ class ProjectIndex:
         self._functions: dict[tuple[Path, int, str], ast.FunctionDef | None] = {}
         self._fingerprint: bytes | None = None
         self._resolved: dict[Path, Path] = {}
-        self._word_sets: dict[tuple[Path, int], tuple[frozenset[str], frozenset[str]]] = {}
+        self._codes: dict[tuple[Path, int], str] = {}
 
     def files(self) -> list[Path]:
         if self._files is None:
@@ -650,7 +647,8 @@ class ProjectIndex:
         for path in self.files():
             if self._real(path) == self._real(module):
                 continue
-            if bare.isdisjoint(self._words(path)[0]):
+            code = self._code(path)
+            if not any(name in code for name in bare):
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
@@ -695,14 +693,23 @@ class ProjectIndex:
         # ``self.epsilon``; and the base's compiled entry points called on its objects.
         subclasses = self._subclass_setters(home, stored) if per_object else []
         callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
-        words_wanted = {bare} | setters | {m for sub in subclasses for m in sub.setters}
+        callers_named = [*setters, *(m for sub in subclasses for m in sub.setters)]
+        # ``.LR = ``, ``.LR *= ``: a store of the attribute written in the text.
+        store = re.compile(rf"\.[ \t]*{re.escape(bare)}[ \t]*(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)")
+        # The module is named where it is imported (``import sim``, ``from pkg import sim``).
+        imported_as = home.parent.name if home.stem == "__init__" else home.stem
         for path in self.files():
             if self._real(path) in (self._real(module), home):
                 continue
-            words, attributes = self._words(path)
+            code = self._code(path)
             # Only a text that stores the attribute (``.LR``) or calls a setter.
-            if (bare not in attributes and words_wanted.isdisjoint(words)) or (
-                callers_bare.isdisjoint(words)
+            if (
+                not any(name in code for name in callers_bare)
+                or not (
+                    (f".{bare}" in code and store.search(code))
+                    or any(name in code for name in callers_named)
+                )
+                or (not per_object and imported_as not in code)
             ):
                 continue
             calls, lines = self._file_calls(path)
@@ -742,7 +749,7 @@ class ProjectIndex:
         for path in self.files():
             if self._real(path) == home or path.suffix != ".py":
                 continue
-            if base not in self._words(path)[0]:
+            if base not in self._code(path):
                 continue
             text = self._text(path)
             key = (path, hash(text), "", f"subclasses {base}.{attribute}")
@@ -763,21 +770,17 @@ class ProjectIndex:
         found = self._class_home(module, name, _MOST_HOPS)
         return found is not None and self._real(found[0]) == home and found[1] == defined
 
-    def _words(self, path: Path) -> tuple[frozenset[str], frozenset[str]]:
-        """The names the file's text holds, and those of them it writes after a dot: what
-        tells, without parsing, whether the file may call or store a name (a notebook's text
-        is long, and every question of the index asks it of every file)."""
+    def _code(self, path: Path) -> str:
+        """The file's code: its text, or a notebook's code cells (its JSON is long, with the
+        cells' outputs, and every question of the index looks for names in every file)."""
         text = self._text(path)
+        if path.suffix != ".ipynb":
+            return text
         key = (path, hash(text))
-        found = self._word_sets.get(key)
-        if found is None:
-            if path.suffix == ".ipynb":  # its code, not the JSON's escapes (``\nstep(``)
-                text = _notebook_module(path, text, self.root)[0]
-            found = self._word_sets[key] = (
-                frozenset(_WORD.findall(text)),
-                frozenset(_ATTRIBUTE.findall(text)),
-            )
-        return found
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = _notebook_module(path, text, self.root)[0]
+        return code
 
     def _real(self, path: Path) -> Path:
         """The path with links resolved, asked once a path: each question of the index walks
@@ -822,7 +825,7 @@ class ProjectIndex:
             return False
         if call.module in names:
             return call.name in callers
-        if "." not in call.name:
+        if "." not in call.name and call.name in callers:
             # ``physsim.simulate`` where ``physsim/__init__.py`` imports it from a module.
             home = self._function_home(call.module, call.name, _MOST_HOPS)
             return home is not None and home[0] in names and home[1] in callers
@@ -844,7 +847,7 @@ class ProjectIndex:
         for path in self.files():
             if self._real(path) == self._real(module):
                 continue
-            if bare not in self._words(path)[0]:
+            if bare not in self._code(path):
                 continue
             calls, _ = self._file_calls(path)
             if any(c.kind == "call" and c.module in names and c.name == qualified for c in calls):
