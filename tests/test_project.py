@@ -1163,3 +1163,68 @@ def test_without_a_marker_the_folder_of_the_scripts_beside_the_package_is_the_ro
     (package / "sub" / "integrate.py").write_text("")
     (tmp_path / holder / beside).write_text("")
     assert project_root(package / "sub" / "integrate.py") == (tmp_path / expected).resolve()
+
+
+RETURNS = """import jax
+
+from pkg.registry import HPARAMS
+
+
+@jax.jit
+def discounted(r):
+    return r * HPARAMS["gamma"]
+"""
+TUNING = """from pkg.registry import HPARAMS
+
+
+def anneal(episode):
+    HPARAMS["gamma"] = 0.9 + 0.01 * episode
+
+
+def report(HPARAMS):
+    HPARAMS["seen"] = True
+
+
+def shown():
+    return HPARAMS["gamma"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "change"),
+    [
+        ("for ep in range(3):\n    anneal(ep)\n    discounted(1.0)\n", ("anneal", 6)),
+        ('for ep in range(3):\n    HPARAMS["gamma"] = ep\n    discounted(1.0)\n', (None, 6)),
+        ('discounted(1.0)\nregistry.HPARAMS["gamma"] = 0.5\ndiscounted(1.0)\n', (None, 6)),
+        # Before the first call, or one value before every call.
+        ("anneal(1)\ndiscounted(1.0)\ndiscounted(2.0)\n", None),
+        ('for ep in range(3):\n    HPARAMS["gamma"] = 0.5\n    discounted(ep)\n', None),
+        # A function with an object of its own by that name, or one that only reads it.
+        ("discounted(1.0)\nreport({})\nshown()\ndiscounted(1.0)\n", None),
+        # Another module's object of the same name.
+        ('discounted(1.0)\nother.HPARAMS["gamma"] = 0.5\ndiscounted(1.0)\n', None),
+    ],
+)
+def test_an_imported_object_changed_in_place_by_another_file_is_the_change(
+    project: Path, script: str, change: tuple[str | None, int] | None
+) -> None:
+    """``from pkg.registry import HPARAMS`` in the compiled code's module and in another,
+    whose ``anneal`` stores ``HPARAMS["gamma"]``: one object, changed between two compiled
+    calls of a script."""
+    (project / "pkg" / "registry.py").write_text('HPARAMS = {"gamma": 0.9}\n')
+    (project / "pkg" / "other.py").write_text('HPARAMS = {"gamma": 0.9}\n')
+    (project / "pkg" / "returns.py").write_text(RETURNS)
+    (project / "pkg" / "tuning.py").write_text(TUNING)
+    (project / "scripts" / "run.py").write_text(
+        "from pkg import other, registry\nfrom pkg.registry import HPARAMS\n"
+        "from pkg.returns import discounted\nfrom pkg.tuning import anneal, report, shown\n"
+        + script
+    )
+    found = _check("--no-cache", str(project / "pkg" / "returns.py"))
+    if change is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103"
+    steps = {s["role"]: (s["via"], s["line"]) for s in finding["witness"]}  # type: ignore[union-attr, index]
+    assert steps["change"] == change

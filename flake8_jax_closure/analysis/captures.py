@@ -515,6 +515,8 @@ class CaptureAnalysis:
                 else:
                     path = self._rebound_in_another_file(sites, owner, name)
                     rebound_elsewhere = path is not None
+                    if path is None and all(paths):
+                        path = self._changed_in_another_file(sites, owner, name)
             if path is None:
                 continue
             reads.sort(key=lambda r: (id(r) in helper_only, r.start))
@@ -583,6 +585,30 @@ class CaptureAnalysis:
         callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
         static = self._static_by_name(sites)
         return project.store_witness(callers, project.module, name, False, static)
+
+    def _changed_in_another_file(
+        self, sites: list[CompiledFunction], owner: Scope, name: str
+    ) -> StalePath | None:
+        """A stale path another file of the project takes by changing in place an object
+        this module imports from a module of the project (``from registry import HPARAMS``,
+        then ``HPARAMS["gamma"] = g`` in ``tuning.anneal()``, called between two compiled
+        calls in ``main.py``). Only for an object this module imports once and never changes
+        itself, read below it (``HPARAMS["gamma"]``)."""
+        project = self.project
+        if project is None or owner.kind is not ScopeKind.MODULE:
+            return None
+        bindings = self.facts.bindings_of(owner, name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
+            return None
+        imported = bindings[0].imported or ""
+        source, _, member = imported.rpartition(".")
+        if not source or member != name or self.facts.mutations_of(owner, name):
+            return None
+        home = project.module_file(source)
+        if home is None or project.module_file(imported) is not None:
+            return None  # not the project's, or a module
+        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        return project.object_witness(callers, home, name, self._static_by_name(sites))
 
     def _static_by_name(self, sites: list[CompiledFunction]) -> dict[str, StaticParameters]:
         """The compiled function's static parameters, by its name: calls from another file

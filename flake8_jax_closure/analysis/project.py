@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
+from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .names import assigned_targets, dotted_name
 from .unread import rewrites_functions
 
@@ -52,6 +53,8 @@ _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # How many re-exports a class is followed through (``pkg`` -> ``pkg.nn`` -> ``pkg.nn.optim``).
 _MOST_HOPS = 4
 _T = TypeVar("_T")
+# Methods that change their object in place (``update``, ``append``, ``pop``).
+_MUTATING = MUTATING_METHODS_RETURNING_NONE | MUTATING_METHODS_RETURNING_VALUE
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
 
@@ -149,6 +152,14 @@ def _walk_driver(
                         Call(driver, node.lineno, node.col_offset, inner, module, name,
                              receiver=_receiver(node.func), arguments=_arguments(node))
                     )  # fmt: skip
+        for base in _stored_items(statement):
+            held = _held_object(walk, base)
+            if held is not None:
+                walk.calls.append(
+                    Call(driver, statement.lineno, statement.col_offset, inner,
+                         held, "[]", kind="store", receiver=dotted_name(base),
+                         steady=_literal_store(statement))
+                )  # fmt: skip
         for target in _stored_attributes(statement):
             stored = _stored(walk, target, instances)
             if stored is not None:
@@ -198,6 +209,27 @@ def _stored_attributes(statement: ast.stmt) -> list[ast.Attribute]:
         return []
     # ``physsim.constants.G = g`` too: an attribute of a module named by its dotted path.
     return [t for t in targets if isinstance(t, ast.Attribute) and dotted_name(t.value) is not None]
+
+
+def _stored_items(statement: ast.stmt) -> list[ast.expr]:
+    """What the statement stores items of (``table["lr"] = 0.5``, ``cfg.table[k] += 1``)."""
+    return [
+        target.value
+        for target in assigned_targets(statement)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, (ast.Name, ast.Attribute))
+    ]
+
+
+def _held_object(walk: _Walk, base: ast.expr) -> str | None:
+    """``registry.HPARAMS`` for ``HPARAMS`` imported from ``registry``, or for
+    ``registry.HPARAMS`` after ``import registry``."""
+    if isinstance(base, ast.Name) and base.id in walk.imported:
+        module, name = walk.imported[base.id]
+        return f"{module}.{name}"
+    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+        alias = walk.aliases.get(base.value.id)
+        return None if alias is None else f"{alias}.{base.attr}"
+    return None
 
 
 def _stored(
@@ -765,6 +797,75 @@ class ProjectIndex:
                 found.extend(s for s in answer if isinstance(s, _Subclass) and s.setters)
         return found
 
+    def object_witness(
+        self,
+        module: Path,
+        callers: list[str],
+        home: Path,
+        name: str,
+        static: dict[str, StaticParameters] | None = None,
+    ) -> tuple[WitnessStep, ...] | None:
+        """A stale path another file of the project takes by changing in place the object
+        ``name`` that the module ``home`` defines and the compiled code of ``module`` imports
+        (``from registry import HPARAMS``): a call of an entry point (``callers``), a store into
+        the object there (``HPARAMS["gamma"] = 0.99``, also through ``registry.HPARAMS``) or a
+        call of a function of the project that stores into it, and a call again, in one driver,
+        or the change and a call in one loop."""
+        if not callers:
+            return None
+        names = module_names(module, self.root)
+        home = self._real(home)
+        held = {f"{home_name}.{name}" for home_name in module_names(home, self.root)}
+        mutators = self._object_mutators(home, name)
+        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        for path in self.files():
+            if self._real(path) in (self._real(module), home):
+                continue
+            code = self._code(path)
+            if not any(c in code for c in callers_bare) or not (
+                name in code or any(function in code for _, function in mutators)
+            ):
+                continue
+            calls, lines = self._file_calls(path)
+            relevant = [
+                c
+                for c in calls
+                if self._runs_entry(c, module, names, callers)
+                or (c.kind == "store" and c.module in held)
+                or c.kind == "bind"
+            ] + [
+                replace(c, kind="store", storing_call=True)
+                for c in calls
+                if c.kind == "call"
+                and any(c.module in modules and c.name == f for modules, f in mutators)
+            ]
+            found = _store_order(relevant, False, static or {})
+            if found is not None:
+                return tuple(lines.step(role, call, again) for role, call, again in found)
+        return None
+
+    def _object_mutators(self, home: Path, name: str) -> list[tuple[frozenset[str], str]]:
+        """The module-level functions of the project's other files that change in place the
+        object ``name`` they import from ``home`` (``HPARAMS["gamma"] = g`` in ``tuning.py``
+        after ``from registry import HPARAMS``), with the names of their files."""
+        homes = module_names(home, self.root)
+        found: list[tuple[frozenset[str], str]] = []
+        for path in self.files():
+            if self._real(path) == home or path.suffix != ".py" or name not in self._code(path):
+                continue
+            text = self._text(path)
+            key = (path, hash(text), "", f"mutators {name}")
+            if key not in self._answers:
+                module = max(module_names(path, self.root), key=len, default="")
+                self._answers[key] = _mutators(text, module, path, name)
+            answer = self._answers[key]
+            if not isinstance(answer, tuple):
+                continue
+            for source, function in answer:
+                if source in homes:
+                    found.append((module_names(path, self.root), function))
+        return found
+
     def _is_class(self, module: str, name: str, home: Path, defined: str) -> bool:
         """Whether ``name`` of ``module`` is the class ``defined`` of the file ``home``."""
         found = self._class_home(module, name, _MOST_HOPS)
@@ -916,6 +1017,55 @@ def _subclasses(
         if bases:
             found.append((statement.name, bases, setters))
     return found
+
+
+def _mutators(text: str, module: str, path: Path, name: str) -> tuple[tuple[str, str], ...]:
+    """The module that the file imports ``name`` from, with each of its module-level
+    functions that changes that object in place (stores into it, or calls a mutating method
+    on it) and binds no ``name`` of its own."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
+    source = module_exports(text, module, path.stem == "__init__").imported.get(name)
+    if source is None or not source[1] or source[1] != name:
+        return ()
+    return tuple(
+        (source[0], statement.name)
+        for statement in tree.body
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and _changes_in_place(statement, name)
+    )
+
+
+def _changes_in_place(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    parameters = function.args
+    every = [*parameters.posonlyargs, *parameters.args, *parameters.kwonlyargs]
+    if any(a.arg == name for a in every) or any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(function)
+    ):
+        return False  # a name of its own
+    for node in ast.walk(function):
+        for target in assigned_targets(node):
+            if isinstance(target, (ast.Subscript, ast.Attribute)) and _rooted(target, name):
+                return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATING
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            return True
+    return False
+
+
+def _rooted(target: ast.expr, name: str) -> bool:
+    """``name[...]``, ``name.x``, ``name["a"]["b"]``: a part of the object ``name``."""
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return isinstance(target, ast.Name) and target.id == name
 
 
 def _stores_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str) -> bool:
@@ -1117,6 +1267,22 @@ class ProjectView:
         if self.index is None:
             return None
         steps = self.index.store_witness(self.module, callers, home, stored, per_object, static)
+        from .timing import StalePath
+
+        return None if steps is None else StalePath(steps)
+
+    def object_witness(
+        self,
+        callers: list[str],
+        home: Path,
+        name: str,
+        static: dict[str, StaticParameters] | None = None,
+    ) -> StalePath | None:
+        """A stale path another file takes by changing in place the object ``name`` of the
+        file ``home`` (``ProjectIndex.object_witness``)."""
+        if self.index is None:
+            return None
+        steps = self.index.object_witness(self.module, callers, home, name, static)
         from .timing import StalePath
 
         return None if steps is None else StalePath(steps)

@@ -94,6 +94,16 @@ class _Consulted(ProjectView):
         self.asked = True
         return super().store_witness(callers, home, stored, per_object, static)
 
+    def object_witness(
+        self,
+        callers: list[str],
+        home: Path,
+        name: str,
+        static: dict[str, StaticParameters] | None = None,
+    ) -> StalePath | None:
+        self.asked = True
+        return super().object_witness(callers, home, name, static)
+
     def module_file(self, imported: str) -> Path | None:
         self.asked = True
         return super().module_file(imported)

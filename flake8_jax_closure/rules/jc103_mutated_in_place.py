@@ -7,8 +7,10 @@ What it does
     augmented assignment or ``del`` on it, or a mutating method call (``update``, ``append``,
     ``pop``, NumPy's ``fill``, ...), after the compiled function may have run. The change
     may be made by another file of the project (``settings.LR = 0.5`` in a script, on a module
-    the compiled function reads), or by the caller of a function that makes the compiled one
-    and is handed the object (``step = make_step(cfg)``, then ``cfg.lr = 0.01``).
+    the compiled function reads; ``HPARAMS["gamma"] = g`` on an object both files import from
+    one module, or a call of a function that stores it), or by the caller of a function that
+    makes the compiled one and is handed the object (``step = make_step(cfg)``, then ``cfg.lr
+    = 0.01``).
 
 Why is this bad
     Tracing reads the object's contents once; compiled calls keep those contents. NumPy arrays
