@@ -104,6 +104,8 @@ class Finding:
     def text(self) -> str:
         return f"{self.code} {self.message}"
 
-    def sort_key(self) -> tuple[int, int, str, str]:
-        # The name last: a call of a helper can read several values at one position.
-        return (self.line, self.column, self.code, self.name)
+    def sort_key(self) -> tuple[int, int, str, str, str]:
+        # The name next: a call of a helper can read several values at one position. The
+        # message last: one function compiled twice (``jax.pmap`` or ``jax.jit``, by a flag)
+        # is reported once for each, at one place, and the order must not vary between runs.
+        return (self.line, self.column, self.code, self.name, self.message)

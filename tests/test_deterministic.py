@@ -47,3 +47,15 @@ def test_events_come_in_the_order_the_code_stands_whatever_order_they_are_given(
     backward = graph.propagate([*reversed(calls), direct], None).events
     order = [(e.driver.start, e.at, e.kind.value) for e in forward]
     assert order == [(e.driver.start, e.at, e.kind.value) for e in backward]
+
+
+def test_findings_at_one_place_for_one_name_come_in_the_order_of_their_messages() -> None:
+    """One function compiled twice (``jax.pmap`` or ``jax.jit``, by a flag) is reported once
+    for each, at one place and for one name: their order must not follow the order the
+    compiled sites were found in."""
+    from flake8_jax_closure.diagnostics import Finding
+
+    by_pmap = Finding("JC204", "'_step' (jax.pmap, bound method) reads", 3, 4, 3, 9, name="self.x")
+    by_jit = Finding("JC204", "'_step' (jax.jit, bound method) reads", 3, 4, 3, 9, name="self.x")
+    assert sorted([by_pmap, by_jit], key=Finding.sort_key) == [by_jit, by_pmap]
+    assert sorted([by_jit, by_pmap], key=Finding.sort_key) == [by_jit, by_pmap]
