@@ -60,3 +60,64 @@ def test_an_argument_sized_by_the_name_at_every_call_is_no_reuse(make: str) -> N
 )
 def test_an_argument_that_does_not_tell_the_value_leaves_the_reuse(statements: str) -> None:
     assert _reported(statements)
+
+
+HELPERS = """def make_batch(batch, length):
+    x = rng.normal(size=(batch, length)).astype("float32")
+    mask = (np.arange(length)[None, :] < 2).astype("float32")
+    return x * mask, mask
+
+
+def scaled(length):
+    return 2.0 * jnp.arange(length)
+
+
+def filled(length):
+    return jnp.full((4,), length)
+
+
+def shrunk(length):
+    length = 3
+    return jnp.ones(length)
+
+
+"""
+
+
+def _reported_with_helpers(statements: str) -> bool:
+    source = PRELUDE.replace("import jax\n", "import jax\nimport numpy as np\n", 1)
+    source += "rng = np.random.default_rng(0)\n\n\n" + HELPERS + statements
+    return bool(check_source(source, Settings()))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        "x, mask = make_batch(8, n)",
+        "mask, x = make_batch(8, length=n)",
+        "x = scaled(n)",
+        "x = np.arange(n)",
+        "x = rng.normal(size=(2, n))",
+    ],
+)
+def test_an_argument_a_helper_sizes_by_the_name_is_no_reuse(make: str) -> None:
+    statements = f"{make}\ntotal(x)\nn = 4\n{make}\ntotal(x)\n"
+    assert not _reported_with_helpers(statements)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        # The helper puts the name in the values, not the shape.
+        "x = filled(n)",
+        # The helper binds its parameter again before sizing with it.
+        "x = shrunk(n)",
+        # ``arange(0, n, 2)`` has one length for 3 and 4.
+        "x = np.arange(0, n, 2)",
+        # The name goes to the batch size of the mask the call is not given.
+        "_, x = make_batch(n, 8)",
+    ],
+)
+def test_an_argument_a_helper_does_not_size_by_the_name_leaves_the_reuse(make: str) -> None:
+    statements = f"{make}\ntotal(x)\nn = 4\n{make}\ntotal(x)\n"
+    assert _reported_with_helpers(statements)

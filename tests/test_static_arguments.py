@@ -51,6 +51,15 @@ def _reported(compile_options: str, statements: str) -> bool:
             "static_argnums=1",
             "for step, b in enumerate([1, 2]):\n    scale = b\n    compiled(x, step)\n",
         ),
+        # Each pass gives a constant of the loop's own list, different in every entry.
+        (
+            "static_argnums=1",
+            "for order in (1, 2, 3):\n    scale = 0.5 * order\n    compiled(x, order)\n",
+        ),
+        (
+            "static_argnums=1",
+            "for order, s in ((5, 0.1), (10, 0.2)):\n    scale = s\n    compiled(x, order)\n",
+        ),
     ],
 )
 def test_new_static_values_after_the_change_trace_anew(options: str, statements: str) -> None:
@@ -93,6 +102,20 @@ def test_new_static_values_after_the_change_trace_anew(options: str, statements:
         (
             "static_argnums=1",
             "for step in [1, 1]:\n    scale = step\n    compiled(x, step)\n",
+        ),
+        # Equal entries of the loop's list (``2`` and ``2.0``), or one not written as a constant.
+        (
+            "static_argnums=1",
+            "for order, s in ((2, 0.1), (2.0, 0.2)):\n    scale = s\n    compiled(x, order)\n",
+        ),
+        (
+            "static_argnums=1",
+            "for order, s in ((2, 0.1), (x, 0.2)):\n    scale = s\n    compiled(x, order)\n",
+        ),
+        # The counter is the column that does not change from entry to entry.
+        (
+            "static_argnums=1",
+            "for s, order in ((0.1, 2), (0.2, 2)):\n    scale = s\n    compiled(x, order)\n",
         ),
         # A ``range`` the module defines itself may repeat its values.
         (

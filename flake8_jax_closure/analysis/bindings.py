@@ -816,21 +816,32 @@ def _same_reference(expression: ast.expr, record: ast.expr) -> bool:
 
 # Calls that return their argument itself, once JAX has computed it.
 _WAITS = frozenset({"jax.block_until_ready"})
+# Calls that return an array of their argument's values, as a trace takes them in: a NumPy
+# array or a list read by a trace becomes a constant of the dtype ``jnp.asarray`` gives it.
+_SAME_VALUES = frozenset(
+    {"jax.numpy.asarray", "jax.numpy.array", "numpy.asarray", "numpy.array", "jax.device_put"}
+)
+# ``jax.device_put(x, device)`` also places it; the values stay.
+_PLACING = frozenset({"jax.device_put"})
 
 
 def waits_for_itself(facts: Facts, binding: Binding) -> bool:
-    """``x = jax.block_until_ready(x)`` or ``x = x.block_until_ready()``: the name is bound to
-    the object it held, once computed; no new value."""
+    """``x = jax.block_until_ready(x)``, ``x = x.block_until_ready()`` or ``x =
+    jnp.asarray(x)``: the name is bound to the object it held, once computed, or to an array of
+    its values; nothing a trace reads is new."""
     return waits_for(facts, binding.scope, binding.value, ast.Name(binding.name))
 
 
 def waits_for(facts: Facts, scope: Scope, value: ast.expr | None, record: ast.expr) -> bool:
     """``value`` is ``record`` itself once JAX has computed it (``jax.block_until_ready(record)``,
-    ``record.block_until_ready()``; ``record`` being ``x`` or ``self.state``)."""
+    ``record.block_until_ready()``; ``record`` being ``x`` or ``self.state``), or an array of
+    its values (``jnp.asarray(record)``, ``jax.device_put(record)``, with no dtype given)."""
     if not isinstance(value, ast.Call) or value.keywords:
         return False
-    if facts.qualified_name(scope, value.func) in _WAITS:
-        return len(value.args) == 1 and _same_reference(value.args[0], record)
+    called = facts.qualified_name(scope, value.func)
+    if called in _WAITS or called in _SAME_VALUES:
+        given = 2 if called in _PLACING else 1
+        return 1 <= len(value.args) <= given and _same_reference(value.args[0], record)
     return (
         isinstance(value.func, ast.Attribute)
         and value.func.attr == "block_until_ready"

@@ -62,6 +62,7 @@ from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RE
 from .facts.queries import Facts
 from .guards import is_none, returns_when_set, unset_name
 from .handed import Handing, ParameterChanges
+from .layout import keeps_array_layout
 from .memo_tables import fills_a_table
 from .names import FUNCTIONAL_PACKAGES
 from .reachable import after_a_jump
@@ -693,7 +694,9 @@ class CaptureAnalysis:
             mutations = [
                 m
                 for m in facts.mutations_of(owner, name)
-                if any(paths_overlap(m.path, p) for p in paths) and self._mutation_applies(m)
+                if any(paths_overlap(m.path, p) for p in paths)
+                and self._mutation_applies(m)
+                and not keeps_array_layout(m, paths)
             ]
             # ``cls.lr = v`` in a classmethod changes ``Hyper.lr`` too.
             mutations += [

@@ -364,3 +364,34 @@ def _built_from(method: ast.AST, name: str, given: set[str]) -> bool:
 
 def _names_any(expression: ast.expr, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expression))
+
+
+# NumPy writes these into the array's own memory: its shape, dtype, rank and size stay.
+_WRITES_INTO_ENTRIES = frozenset({"fill", "put", "itemset"})
+_ARRAY_LAYOUT_STEPS = frozenset(f".{name}" for name in LAYOUT_FIELDS)
+
+
+def keeps_array_layout(mutation: Mutation, paths: list[tuple[str, ...]]) -> bool:
+    """Whether ``mutation`` writes into an array's entries (``held[i] = v``, ``held[i] += v``,
+    ``held.fill(v)``) and every path in ``paths`` it reaches reads only that array's layout
+    (``held.shape[0]``): a trace that read the layout baked in a Python number the write
+    cannot change."""
+    if not _writes_entries(mutation.node):
+        return False
+    depth = len(mutation.path)
+    reached = [p for p in paths if p[:depth] == mutation.path[: len(p)]]
+    return bool(reached) and all(
+        len(p) > depth and p[depth] in _ARRAY_LAYOUT_STEPS for p in reached
+    )
+
+
+def _writes_entries(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assign):
+        return all(isinstance(target, ast.Subscript) for target in node.targets)
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.target, ast.Subscript)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _WRITES_INTO_ENTRIES
+    )

@@ -189,10 +189,11 @@ def counter_of_each_pass(
     facts: Facts, static: StaticParameters, call: ast.Call, loop: ast.AST, scope: Scope
 ) -> bool:
     """The call gives a static parameter the counter of ``loop`` itself (``for step in
-    range(n)``, ``for i, batch in enumerate(data)``), which the body does not rebind: a new
+    range(n)``, ``for i, batch in enumerate(data)``, ``for n_iter, omega in ((5, 0.1), (10,
+    0.2))`` with ``n_iter`` different in every entry), which the body does not rebind: a new
     value in every pass, so every pass traces anew."""
-    counter = _counter(facts, loop, scope)
-    if counter is None:
+    counters = _counters(facts, loop, scope)
+    if not counters:
         return False
     for parameter in static.parameters:
         form = _given(parameter, call)
@@ -201,9 +202,9 @@ def counter_of_each_pass(
         value = form[1]
         if (
             isinstance(value, ast.Name)
-            and value.id == counter
-            and not _rebinds(loop, counter)
-            and not _bound_elsewhere(facts, loop, counter, scope)
+            and value.id in counters
+            and not _rebinds(loop, value.id)
+            and not _bound_elsewhere(facts, loop, value.id, scope)
         ):
             return True
     return False
@@ -216,24 +217,54 @@ def _bound_elsewhere(facts: Facts, loop: ast.AST, counter: str, scope: Scope) ->
     return any(b.scope is not scope for b in facts.bindings_of(owner, counter))
 
 
-def _counter(facts: Facts, loop: ast.AST, scope: Scope) -> str | None:
-    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call):
-        return None
+def _counters(facts: Facts, loop: ast.AST, scope: Scope) -> set[str]:
+    """The names ``loop`` binds to a new value in every pass."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return set()
+    if isinstance(loop.iter, (ast.Tuple, ast.List)):
+        return _distinct_columns(loop.target, loop.iter.elts)
+    if not isinstance(loop.iter, ast.Call):
+        return set()
     source = loop.iter.func
     called = source.id if isinstance(source, ast.Name) else None
     if called is None or facts.bindings_of(facts.resolve(scope, called), called):
-        return None  # not the builtin: a ``range`` the code defines may repeat values
+        return set()  # not the builtin: a ``range`` the code defines may repeat values
     target = loop.target
     if called == "range" and isinstance(target, ast.Name):
-        return target.id
+        return {target.id}
     if (
         called == "enumerate"
         and isinstance(target, ast.Tuple)
         and target.elts
         and isinstance(target.elts[0], ast.Name)
     ):
-        return target.elts[0].id
-    return None
+        return {target.elts[0].id}
+    return set()
+
+
+def _distinct_columns(target: ast.expr, entries: list[ast.expr]) -> set[str]:
+    """``for n in (5, 10, 20)``, ``for n, lr in ((5, 0.1), (10, 0.2))``: the names whose
+    constants written in the code differ from entry to entry."""
+    if isinstance(target, ast.Name):
+        columns = {target.id: entries}
+    elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        width = len(target.elts)
+        if not all(isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == width for e in entries):
+            return set()
+        columns = {
+            name.id: [entry.elts[i] for entry in entries]  # type: ignore[attr-defined]
+            for i, name in enumerate(target.elts)
+            if isinstance(name, ast.Name)
+        }
+    else:
+        return set()
+    distinct: set[str] = set()
+    for name, values in columns.items():
+        constants = [v.value for v in values if isinstance(v, ast.Constant)]
+        # JAX keys a static value by equality: ``5`` and ``5.0`` share a trace.
+        if len(constants) == len(values) and len(set(constants)) == len(values):
+            distinct.add(name)
+    return distinct
 
 
 def _rebinds(loop: ast.AST, name: str) -> bool:

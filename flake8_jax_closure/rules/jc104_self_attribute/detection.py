@@ -80,6 +80,7 @@ from .classes import ClassFacts, MutableClasses, enclosing_method
 from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
 from .own_functions import made_from_own_methods, no_other_value
+from .rebuilt_alike import rebuilt_alike
 
 
 class MethodCaptureAnalysis:
@@ -220,6 +221,12 @@ class MethodCaptureAnalysis:
             # ``self.step_fn = lambda x: self._update(x, grad_fn)`` stored again: a function
             # that does what the last one did.
             if self._own_functions_only(cls, attribute):
+                kept |= {id(m) for m in mutations}
+            # ``self.optimizer = optax.adam(self.learning_rate)`` in a ``fit`` run again: an
+            # equal object each time, from settings only the constructor sets.
+            if no_other_value(facts.tree, cls.scope.node, attribute) and rebuilt_alike(
+                facts, attribute, cls.construction, lambda name: list(self._changes(cls, name))
+            ):
                 kept |= {id(m) for m in mutations}
             # ``self.model.params = p`` while the trace calls ``self.model.forward(params, x)``
             # and ``forward`` reads only ``self.scale``: a part of the object no read sees.
