@@ -799,6 +799,10 @@ def test_an_attribute_of_a_module_stored_in_a_script_is_the_change(
         ("for lr in (0.1, 0.2):\n    update(1.0, lr)\n    settings.DECAY = 0.5\n", 1),
         # Another module's attribute of the same name.
         ("other.LR = 0.5\nupdate(1.0, 1.0)\nother.LR = 0.7\nupdate(1.0, 1.0)\n", 0),
+        # The literal the trace read, written again; another literal; or the first value.
+        ("settings.LR = 0.5\nupdate(1.0, 1.0)\nsettings.LR = 0.5\nupdate(1.0, 1.0)\n", 0),
+        ("settings.LR = 0.5\nupdate(1.0, 1.0)\nsettings.LR = 0.7\nupdate(1.0, 1.0)\n", 1),
+        ("update(1.0, 1.0)\nsettings.LR = 0.1\nupdate(1.0, 1.0)\n", 1),
     ],
 )
 def test_a_module_attribute_stored_before_every_call_is_no_change(
@@ -1228,3 +1232,114 @@ def test_an_imported_object_changed_in_place_by_another_file_is_the_change(
     assert finding["code"] == "JC103"
     steps = {s["role"]: (s["via"], s["line"]) for s in finding["witness"]}  # type: ignore[union-attr, index]
     assert steps["change"] == change
+
+
+WRAPPERS = """from pkg import settings
+from pkg.model import update
+
+
+def train_epoch(w):
+    return update(w, 1.0)
+
+
+def evaluate(w):
+    settings.LR = 0.0
+    return update(w, 1.0)
+
+
+def evaluate_then_restore(w):
+    settings.LR = 0.0
+    out = update(w, 1.0)
+    settings.LR = 0.1
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "steps"),
+    [
+        # Trace through one function, store and reuse through another.
+        (
+            "w = train_epoch(1.0)\nw = evaluate(w)\n",
+            [(3, "trace", "train_epoch"), (4, "change", "evaluate"), (4, "reuse", "evaluate")],
+        ),
+        # The same function twice: the second call reuses what the first traced.
+        (
+            "w = evaluate(1.0)\nw = train_epoch(w)\n",
+            None,
+        ),
+        (
+            "w = train_epoch(1.0)\nw = evaluate_then_restore(w)\n",
+            [
+                (3, "trace", "train_epoch"),
+                (4, "change", "evaluate_then_restore"),
+                (4, "reuse", "evaluate_then_restore"),
+            ],
+        ),
+        # The store comes before the first trace.
+        ("w = evaluate(1.0)\nw = evaluate(w)\n", None),
+    ],
+)
+def test_functions_of_another_file_that_run_the_entry_and_store_count_at_their_calls(
+    stored: Path, script: str, steps: list[tuple[int, str, str]] | None
+) -> None:
+    """``main.py`` calls ``train.train_epoch()``, which runs the compiled ``update``, then
+    ``train.evaluate()``, which stores ``settings.LR`` and runs it again: each function counts
+    at its call as its own runs and stores, in order."""
+    (stored / "pkg" / "train_loop.py").write_text(WRAPPERS)
+    (stored / "scripts" / "run.py").write_text(
+        "from pkg.train_loop import evaluate, evaluate_then_restore, train_epoch\n\n" + script
+    )
+    found = _check("--no-cache", str(stored / "pkg" / "model.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103"
+    assert [(line, role, via) for _, line, role, via, _ in _steps(finding)] == steps
+
+
+@pytest.mark.parametrize(
+    ("package_init", "imported"),
+    [
+        ("from .ops import *\n", "from layers import scale, set_scale"),
+        ("from .ops import *\n", "from layers import *"),
+        ("from .other import *\nfrom .ops import *\n", "from layers import *"),
+        ("from . import ops\nfrom .ops import set_scale, scale\n", "from layers import *"),
+    ],
+)
+def test_a_function_a_package_star_imports_is_called_through_it(
+    tmp_path: Path, package_init: str, imported: str
+) -> None:
+    """``layers/__init__.py`` says ``from .ops import *``; a script imports ``set_scale`` and
+    ``scale`` from ``layers`` (or everything): its calls are calls of ``layers.ops``."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "__init__.py").write_text(package_init)
+    (tmp_path / "layers" / "other.py").write_text("def helper():\n    return 1\n")
+    (tmp_path / "layers" / "ops.py").write_text(
+        "import jax\n\nSCALE = 1.0\n\n\ndef set_scale(s):\n    global SCALE\n    SCALE = s\n\n\n"
+        "@jax.jit\ndef scale(x):\n    return x * SCALE\n"
+    )
+    (tmp_path / "main.py").write_text(
+        f"{imported}\n\nfor s in (1.0, 3.0):\n    set_scale(s)\n    print(scale(2.0))\n"
+    )
+    (finding,) = _check("--no-cache", str(tmp_path / "layers" / "ops.py"))
+    assert finding["code"] == "JC102"
+    assert [(s[1], s[2], s[3]) for s in _steps(finding)] == [
+        (5, "trace", "scale"), (4, "change", "set_scale"), (5, "reuse", "scale"),
+    ]  # fmt: skip
+
+
+def test_a_private_name_is_not_star_imported(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "__init__.py").write_text("from .ops import *\n")
+    (tmp_path / "layers" / "ops.py").write_text(
+        "import jax\n\nSCALE = 1.0\n\n\ndef _set_scale(s):\n    global SCALE\n    SCALE = s\n\n\n"
+        "@jax.jit\ndef scale(x):\n    return x * SCALE\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "from layers import *\n\nfor s in (1.0, 3.0):\n    _set_scale(s)\n    print(scale(2.0))\n"
+    )
+    assert _check("--no-cache", str(tmp_path / "layers" / "ops.py")) == []

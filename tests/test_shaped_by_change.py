@@ -81,6 +81,16 @@ def shrunk(length):
     return jnp.ones(length)
 
 
+def batch_of_the_global():
+    x = rng.normal(size=(2, n))
+    return jnp.asarray(x, dtype=jnp.float32)
+
+
+def batch_of_its_own():
+    n = 3
+    return jnp.ones(n)
+
+
 """
 
 
@@ -98,6 +108,8 @@ def _reported_with_helpers(statements: str) -> bool:
         "x = scaled(n)",
         "x = np.arange(n)",
         "x = rng.normal(size=(2, n))",
+        # The helper reads the global itself.
+        "x = batch_of_the_global()",
     ],
 )
 def test_an_argument_a_helper_sizes_by_the_name_is_no_reuse(make: str) -> None:
@@ -116,6 +128,8 @@ def test_an_argument_a_helper_sizes_by_the_name_is_no_reuse(make: str) -> None:
         "x = np.arange(0, n, 2)",
         # The name goes to the batch size of the mask the call is not given.
         "_, x = make_batch(n, 8)",
+        # The helper's ``n`` is its own local.
+        "x = batch_of_its_own()",
     ],
 )
 def test_an_argument_a_helper_does_not_size_by_the_name_leaves_the_reuse(make: str) -> None:

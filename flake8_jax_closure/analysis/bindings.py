@@ -5,7 +5,9 @@ decide which changes of the variable are changes of the value the compiled code 
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .facts.model import (
     Binding,
@@ -87,11 +89,56 @@ def same_value_everywhere(facts: Facts, bindings: list[Binding], depth: int = 0)
         return False
     statement, value = assigned[0]
     if not all(same_tree(statement, other) for other, _ in assigned[1:]):
-        return False
+        # ``GAMMA = 0.99``, then ``GAMMA = 1 - 1 / 100``: one number written two ways.
+        numbers = {constant_number(v) for _, v in assigned}
+        return len(numbers) == 1 and None not in numbers
     first = bindings[0]
     if _makes_container(value) and not _only_read_by_key(facts, first):
         return False  # maybe changed in place before a trace, then set back to the display
     return all(_unchanging(facts, first.scope, node, depth) for node in ast.walk(value))
+
+
+_ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
+def constant_number(value: ast.expr, depth: int = 0) -> tuple[type, object] | None:
+    """The type and value of arithmetic on numbers written in the code (``1 - 1 / 100`` is
+    ``(float, 0.99)``, ``5 * 10`` is ``(int, 50)``); None for anything else. Python computes
+    it the same way every time, so two spellings of one number bind one value."""
+    if depth > 8:
+        return None
+    if isinstance(value, ast.Constant):
+        number = value.value
+        if type(number) not in (int, float) or number != number:
+            return None  # a NaN equals nothing, itself included
+        return type(number), number
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        inner = constant_number(value.operand, depth + 1)
+        if inner is None:
+            return None
+        signed: Any = inner[1]
+        signed = -signed if isinstance(value.op, ast.USub) else signed
+        return type(signed), signed
+    if isinstance(value, ast.BinOp) and type(value.op) in _ARITHMETIC:
+        left = constant_number(value.left, depth + 1)
+        right = constant_number(value.right, depth + 1)
+        if left is None or right is None:
+            return None
+        try:
+            result = _ARITHMETIC[type(value.op)](left[1], right[1])
+        except (ArithmeticError, ValueError):
+            return None
+        if type(result) not in (int, float) or result != result:
+            return None
+        return type(result), result
+    return None
 
 
 def _only_read_by_key(facts: Facts, binding: Binding) -> bool:

@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Exports:
-    """A module's top-level classes, and the names it imports from elsewhere."""
+    """A module's top-level classes and functions, and the names it imports from elsewhere."""
 
     classes: frozenset[str] = frozenset()
     # local name -> (module, name there); ``import a.b as c`` gives c -> ("a.b", "").
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)
+    functions: frozenset[str] = frozenset()
+    # The modules it imports everything public from (``from .ops import *``), in order.
+    starred: tuple[str, ...] = ()
 
 
 def module_exports(text: str, module: str, is_package: bool) -> Exports:
@@ -31,10 +34,14 @@ def module_exports(text: str, module: str, is_package: bool) -> Exports:
         return Exports()
     package = module if is_package else module.rpartition(".")[0]
     classes: set[str] = set()
+    functions: set[str] = set()
+    starred: list[str] = []
     imported: dict[str, tuple[str, str]] = {}
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             classes.add(statement.name)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(statement.name)
         elif isinstance(statement, ast.Import):
             for alias in statement.names:
                 if alias.asname:
@@ -44,7 +51,9 @@ def module_exports(text: str, module: str, is_package: bool) -> Exports:
             for alias in statement.names:
                 if alias.name != "*":
                     imported[alias.asname or alias.name] = (source, alias.name)
-    return Exports(frozenset(classes), imported)
+                else:
+                    starred.append(source)
+    return Exports(frozenset(classes), imported, frozenset(functions), tuple(starred))
 
 
 def _absolute(module: str, level: int, package: str) -> str:

@@ -57,6 +57,8 @@ _T = TypeVar("_T")
 _MUTATING = MUTATING_METHODS_RETURNING_NONE | MUTATING_METHODS_RETURNING_VALUE
 # A project larger than this is not walked: its callers are not looked for.
 _MOST_FILES = 20_000
+# ``def name`` at a module's top level.
+_TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,15 @@ class Call:
     kind: str = "call"
     receiver: str | None = None  # the local name called or stored through (``t``)
     steady: bool = False  # a store of a literal, the same value every time it runs
+    literal: str | None = None  # that literal, as written (``0.5``, ``-1``, ``'eval'``)
     # A call of a function that stores the attribute (``global LR`` in ``config.set_lr``).
     storing_call: bool = False
     # What a call passes, by place (``position 0``, ``keyword phase``): a constant written
     # there, as its type's name and value, or ``_UNKNOWN``; None when it spreads ``*args``.
     arguments: tuple[tuple[str, object], ...] | None = ()
+    # The step, in order, of a function of another file this call runs (``evaluate()``
+    # storing a setting, then running the compiled function): 0 for the call itself.
+    step: int = 0
 
 
 @dataclass
@@ -158,7 +164,8 @@ def _walk_driver(
                 walk.calls.append(
                     Call(driver, statement.lineno, statement.col_offset, inner,
                          held, "[]", kind="store", receiver=dotted_name(base),
-                         steady=_literal_store(statement))
+                         steady=_literal_store(statement) is not None,
+                         literal=_literal_store(statement))
                 )  # fmt: skip
         for target in _stored_attributes(statement):
             stored = _stored(walk, target, instances)
@@ -167,7 +174,8 @@ def _walk_driver(
                 walk.calls.append(
                     Call(driver, statement.lineno, statement.col_offset, inner, module, name,
                          kind="store", receiver=dotted_name(target.value),
-                         steady=_literal_store(statement))
+                         steady=_literal_store(statement) is not None,
+                         literal=_literal_store(statement))
                 )  # fmt: skip
         if isinstance(statement, ast.Assign):
             made = (
@@ -254,14 +262,14 @@ def _stored(
     return None
 
 
-def _literal_store(statement: ast.stmt) -> bool:
-    """``t.lr = 0.5``: a store that sets one value every time (not ``t.lr *= 0.5``)."""
+def _literal_store(statement: ast.stmt) -> str | None:
+    """``t.lr = 0.5``: a store that sets one value every time (not ``t.lr *= 0.5``), as
+    written."""
     value = getattr(statement, "value", None)
     if isinstance(statement, ast.AugAssign) or value is None:
-        return False
-    if isinstance(value, ast.UnaryOp):
-        value = value.operand
-    return isinstance(value, ast.Constant)
+        return None
+    constant = value.operand if isinstance(value, ast.UnaryOp) else value
+    return ast.unparse(value) if isinstance(constant, ast.Constant) else None
 
 
 # An argument that is no constant written at the call.
@@ -596,10 +604,32 @@ class ProjectIndex:
         path = self._module_file(module)
         if path is None or hops == 0:
             return None
-        source = self._exports(path, module).imported.get(name)
-        if source is None or not source[1]:
+        exports = self._exports(path, module)
+        source = exports.imported.get(name)
+        if source is None:
+            # ``from .ops import *`` in ``layers/__init__.py``: the last such module that
+            # defines or re-exports the name (a later star import binds it over).
+            for starred in reversed(exports.starred):
+                if name.startswith("_"):
+                    break  # a star import leaves private names alone
+                found = self._defined_in(starred, name)
+                if found is None:
+                    found = self._function_home(starred, name, hops - 1)
+                if found is not None:
+                    return found
+            return None
+        if not source[1]:
             return None
         return self._function_home(source[0], source[1], hops - 1) or source
+
+    def _defined_in(self, module: str, name: str) -> tuple[str, str] | None:
+        """``(module, name)`` when the project's module ``module`` defines the function or
+        class ``name`` at its top level."""
+        path = self._module_file(module)
+        if path is None:
+            return None
+        exports = self._exports(path, module)
+        return (module, name) if name in exports.functions | exports.classes else None
 
     def _class_home(self, module: str, name: str, hops: int) -> tuple[Path, str] | None:
         """The file defining the class ``name`` that ``module`` gives, and its name there,
@@ -611,6 +641,12 @@ class ProjectIndex:
             if name in exports.classes:
                 return path, name
             source = exports.imported.get(name)
+            if source is None and hops and not name.startswith("_"):
+                # ``from .model import *``: the last such module giving the name.
+                for starred in reversed(exports.starred):
+                    found = self._class_home(starred, name, hops - 1)
+                    if found is not None:
+                        return found
             if source is None or not source[1] or hops == 0:
                 return None
             return self._class_home(source[0], source[1], hops - 1)
@@ -684,13 +720,29 @@ class ProjectIndex:
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
-                [c for c in calls if c.kind == "call" and c.module in names],
+                [
+                    resolved
+                    for c in calls
+                    if c.kind == "call" and (resolved := self._call_of_module(c, names))
+                ],
                 set(changers),
                 set(callers),
             )
             if found is not None:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
+
+    def _call_of_module(self, call: Call, names: frozenset[str]) -> Call | None:
+        """The call as a call of a function of the module ``names`` name, also through a
+        package that re-exports it (``from layers import scaled_forward``); else None."""
+        if call.module in names:
+            return call
+        if "." in call.name:
+            return None
+        home = self._function_home(call.module, call.name, _MOST_HOPS)
+        if home is None or home[0] not in names:
+            return None
+        return replace(call, module=home[0], name=home[1])
 
     def store_witness(
         self,
@@ -745,17 +797,7 @@ class ProjectIndex:
             ):
                 continue
             calls, lines = self._file_calls(path)
-            relevant = [
-                c
-                for c in calls
-                if self._runs_entry(c, module, names, callers)
-                or (c.kind == "store" and self._stores(c, home, stored))
-                or c.kind == "bind"
-            ] + [
-                replace(c, kind="store", storing_call=True)
-                for c in calls
-                if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
-            ]
+            relevant = self._store_events(calls, module, names, callers, home, stored, setters)
             for sub in subclasses:
                 relevant += sub.steps(calls, callers)
             # ``s.blend = jax.jit(s._blend)``: the object's compiled attribute made again.
@@ -768,7 +810,103 @@ class ProjectIndex:
             found = _store_order(relevant + remade, per_object, static or {})
             if found is not None:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
+        if per_object:
+            return None
+        return self._wrapped_store_witness(module, names, callers, home, stored, setters, static)
+
+    def _store_events(
+        self,
+        calls: list[Call],
+        module: Path,
+        names: frozenset[str],
+        callers: list[str],
+        home: Path,
+        stored: str,
+        setters: frozenset[str],
+    ) -> list[Call]:
+        """Among one file's calls, the runs of an entry point, the stores of the attribute
+        (also by a call of a setter of ``home``), and the names bound."""
+        return [
+            c
+            for c in calls
+            if self._runs_entry(c, module, names, callers)
+            or (c.kind == "store" and self._stores(c, home, stored))
+            or c.kind == "bind"
+        ] + [
+            replace(c, kind="store", storing_call=True)
+            for c in calls
+            if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
+        ]
+
+    def _wrapped_store_witness(
+        self,
+        module: Path,
+        names: frozenset[str],
+        callers: list[str],
+        home: Path,
+        stored: str,
+        setters: frozenset[str],
+        static: dict[str, StaticParameters] | None,
+    ) -> tuple[WitnessStep, ...] | None:
+        """The stale path a file takes through functions another file defines: ``main.py``
+        calls ``train.train_epoch()``, which runs the entry point, then ``train.evaluate()``,
+        which stores the attribute and runs it again. Each such function counts, at its call,
+        as its own runs and stores in order."""
+        wrapped = self._wrapping_functions(module, names, callers, home, stored, setters)
+        if not wrapped:
+            return None
+        bare = {name for _, name in wrapped}
+        for path in self.files():
+            if self._real(path) == self._real(module):
+                continue
+            code = self._code(path)
+            if not any(name in code for name in bare):
+                continue
+            calls, lines = self._file_calls(path)
+            events = self._store_events(calls, module, names, callers, home, stored, setters)
+            for call in calls:
+                steps = wrapped.get((call.module, call.name)) if call.kind == "call" else None
+                for number, step in enumerate(steps or (), start=1):
+                    events.append(
+                        replace(call, kind=step.kind, storing_call=step.kind == "store",
+                                step=number, steady=step.steady, literal=step.literal)
+                    )  # fmt: skip
+            found = _store_order(events, False, static or {})
+            if found is not None and any(c.step for _, c, _ in found):
+                return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
+
+    def _wrapping_functions(
+        self,
+        module: Path,
+        names: frozenset[str],
+        callers: list[str],
+        home: Path,
+        stored: str,
+        setters: frozenset[str],
+    ) -> dict[tuple[str, str], tuple[Call, ...]]:
+        """The module-level functions of the project's other files (not ``home``, whose own
+        setters count already) that run an entry point or store the attribute, by their
+        module's name and their own, with those steps in the order written."""
+        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        wrapped: dict[tuple[str, str], tuple[Call, ...]] = {}
+        for path in self.files():
+            if path.suffix != ".py" or self._real(path) in (self._real(module), home):
+                continue
+            code = self._code(path)
+            if not any(name in code for name in callers_bare):
+                continue
+            top_level = set(_TOP_LEVEL_DEF.findall(code))
+            calls, _ = self._file_calls(path)
+            events = self._store_events(calls, module, names, callers, home, stored, setters)
+            by_function: dict[str, list[Call]] = {}
+            for event in sorted(events, key=_at):
+                if event.kind != "bind" and event.driver in top_level:
+                    by_function.setdefault(event.driver, []).append(event)
+            for name in sorted(module_names(path, self.root)):
+                for function, steps in by_function.items():
+                    wrapped[(name, function)] = tuple(steps)
+        return wrapped
 
     def _subclass_setters(self, home: Path, stored: str) -> list[_Subclass]:
         """The subclasses other files of the project define of the class ``stored`` names
@@ -1159,6 +1297,7 @@ def _store_order(
     for call in sorted(calls, key=lambda c: (c.line, c.column)):
         by_driver.setdefault(call.driver, []).append(call)
     for events in by_driver.values():
+        events.sort(key=_at)
         binds = [c for c in events if c.kind == "bind"]
         uses = [c for c in events if c.kind == "call"]
         for store in (c for c in events if c.kind == "store"):
@@ -1170,7 +1309,15 @@ def _store_order(
             after = [
                 u for u in mine if _at(u) > _at(store) and not _rebound(binds, receiver, store, u)
             ]
-            pair = next(((b, a) for b in before for a in after if not _apart(b, a, static)), None)
+            pair = next(
+                (
+                    (b, a)
+                    for b in before
+                    for a in after
+                    if not _apart(b, a, static) and not _stored_again(events, store, b, receiver)
+                ),
+                None,
+            )
             if pair is not None:
                 return [(Role.TRACE, pair[0], None), (Role.CHANGE, store, None),
                         (Role.REUSE, pair[1], None)]  # fmt: skip
@@ -1191,6 +1338,25 @@ def _store_order(
     return None
 
 
+def _stored_again(events: list[Call], store: Call, trace: Call, receiver: str | None) -> bool:
+    """In straight-line code, ``store`` writes the literal that the last store before
+    ``trace``, and every store since, wrote (``settings.LR = 0.0`` before each call): the
+    trace read the value the reuse reads."""
+    if store.literal is None or store.loops or trace.loops:
+        return False
+    stores = [
+        e
+        for e in events
+        if e.kind == "store" and (receiver is None or e.receiver == receiver)
+        and _at(e) < _at(store)
+    ]  # fmt: skip
+    earlier = [e for e in stores if _at(e) < _at(trace)]
+    if not earlier:
+        return False  # the trace read the value the attribute started with
+    since = [e for e in stores if _at(e) >= _at(earlier[-1])]
+    return all(e.literal == store.literal and not e.loops for e in since)
+
+
 def _rebound(binds: list[Call], receiver: str | None, first: Call, second: Call) -> bool:
     """The name is bound again between the two steps: it holds another object at the second."""
     return receiver is not None and any(
@@ -1198,8 +1364,8 @@ def _rebound(binds: list[Call], receiver: str | None, first: Call, second: Call)
     )
 
 
-def _at(call: Call) -> tuple[int, int]:
-    return call.line, call.column
+def _at(call: Call) -> tuple[int, int, int]:
+    return call.line, call.column, call.step
 
 
 # One index a project and process: its files are walked once, each read and parsed once.

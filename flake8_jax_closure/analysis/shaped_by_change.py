@@ -174,15 +174,18 @@ def _sized_by(value: ast.expr, name: str) -> bool:
 def _made_by_helper(
     facts: Facts, driver: Scope, value: ast.expr, name: str, index: int | None
 ) -> bool:
-    """``x, mask = make_batch(8, n)``: a function of the module, given ``name`` plainly, whose
-    every return (entry ``index`` of it) is an array with the parameter it was given as a
-    size, or an elementwise product of one (``x * mask``, ``x.astype(...)``)."""
+    """``x, mask = make_batch(8, n)``: a function of the module, given ``name`` plainly (or
+    reading the global ``name`` itself), whose every return (entry ``index`` of it) is an
+    array with the parameter it was given (or the global) as a size, or an elementwise product
+    of one (``x * mask``, ``x.astype(...)``)."""
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return False
     helper = _module_function(facts, driver, value.func.id)
     if helper is None:
         return False
     parameter = _parameter_given(helper, value, name)
+    if parameter is None and name not in _parameters(helper):
+        parameter = name  # the helper reads the global itself when it runs
     if parameter is None or _rebinds(helper, parameter):
         return False
     returns = [n for n in ast.walk(helper) if isinstance(n, ast.Return)]
@@ -245,6 +248,13 @@ def _parameter_given(helper: ast.FunctionDef, call: ast.Call, name: str) -> str 
     return None
 
 
+def _parameters(function: ast.FunctionDef) -> set[str]:
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
 def _rebinds(function: ast.FunctionDef, name: str) -> bool:
     return any(
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
@@ -256,12 +266,14 @@ def _rebinds(function: ast.FunctionDef, name: str) -> bool:
 
 
 _MOST_STEPS = 4
+# ``jnp.asarray(x, dtype=...)``: an array of ``x``'s shape.
+_KEEPING_SHAPE = frozenset({"asarray", "array"})
 
 
 def _shaped_in(function: ast.FunctionDef, value: ast.expr, parameter: str, depth: int) -> bool:
     """Whether ``value``, in ``function``, has ``parameter`` as a size: made so, an
     elementwise operation or comparison with such an array, that array with new axes
-    (``[None, :]``), its ``astype``, or a local bound once to one."""
+    (``[None, :]``), its ``astype`` or ``jnp.asarray``, or a local bound once to one."""
     if depth > _MOST_STEPS:
         return False
     if _sized_by(value, parameter):
@@ -281,6 +293,13 @@ def _shaped_in(function: ast.FunctionDef, value: ast.expr, parameter: str, depth
         and value.func.attr == "astype"
     ):
         return _shaped_in(function, value.func.value, parameter, depth + 1)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _KEEPING_SHAPE
+        and value.args
+    ):
+        return _shaped_in(function, value.args[0], parameter, depth + 1)
     if isinstance(value, ast.Name):
         stores = [
             node
