@@ -1343,3 +1343,64 @@ def test_a_private_name_is_not_star_imported(tmp_path: Path) -> None:
         "from layers import *\n\nfor s in (1.0, 3.0):\n    _set_scale(s)\n    print(scale(2.0))\n"
     )
     assert _check("--no-cache", str(tmp_path / "layers" / "ops.py")) == []
+
+
+UTILS = """import jax
+import jax.numpy as jnp
+import numpy as np
+
+CLASS_WEIGHTS = np.ones(3, dtype=np.float32)
+
+
+@jax.jit
+def weighted(x):
+    return jnp.sum(jnp.asarray(CLASS_WEIGHTS) * x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cells", "found"),
+    [
+        # Star-imported, then changed in place between two compiled calls.
+        (("from train_utils import *", "weighted(x)", "CLASS_WEIGHTS[2] = 5.0", "weighted(x)"), 1),
+        # Through the module's name.
+        (
+            (
+                "import train_utils as tu",
+                "tu.weighted(x)",
+                "tu.CLASS_WEIGHTS[2] = 5.0",
+                "tu.weighted(x)",
+            ),
+            1,
+        ),  # fmt: skip
+        # The notebook's own array of that name.
+        (
+            (
+                "from train_utils import *",
+                "CLASS_WEIGHTS = np.ones(3)",
+                "weighted(x)",
+                "CLASS_WEIGHTS[2] = 5.0",
+                "weighted(x)",
+            ),
+            0,
+        ),  # fmt: skip
+        # Changed before the first compiled call.
+        (("from train_utils import *", "CLASS_WEIGHTS[2] = 5.0", "weighted(x)", "weighted(x)"), 0),
+    ],
+)
+def test_a_global_of_the_module_changed_in_place_by_a_notebook_is_the_change(
+    tmp_path: Path, cells: tuple[str, ...], found: int
+) -> None:
+    """``CLASS_WEIGHTS = np.ones(3)`` in ``train_utils.py``, read by the compiled ``weighted``;
+    a notebook that star-imports the module writes into the array between two calls."""
+    (tmp_path / "train_utils.py").write_text(UTILS)
+    prelude = "import numpy as np\nimport jax.numpy as jnp\nx = jnp.ones(3)"
+    (tmp_path / "explore.ipynb").write_text(_notebook(prelude, *cells))
+    findings = _check("--no-cache", str(tmp_path / "train_utils.py"))
+    assert [f["code"] for f in findings] == ["JC103"] * found
+    if found:
+        assert [(s[0], s[2]) for s in _steps(findings[0])] == [
+            ("explore.ipynb:cell 3", "trace"),
+            ("explore.ipynb:cell 4", "change"),
+            ("explore.ipynb:cell 5", "reuse"),
+        ]

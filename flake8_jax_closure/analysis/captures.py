@@ -516,7 +516,7 @@ class CaptureAnalysis:
                 else:
                     path = self._rebound_in_another_file(sites, owner, name)
                     rebound_elsewhere = path is not None
-                    if path is None and all(paths):
+                    if path is None and (all(paths) or _assigned_once(self.facts, owner, name)):
                         path = self._changed_in_another_file(sites, owner, name)
             if path is None:
                 continue
@@ -599,6 +599,15 @@ class CaptureAnalysis:
         if project is None or owner.kind is not ScopeKind.MODULE:
             return None
         bindings = self.facts.bindings_of(owner, name)
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
+            # ``CLASS_WEIGHTS = np.ones(3)`` here, ``CLASS_WEIGHTS[2] = 5.0`` in a notebook
+            # that star-imports this module.
+            if self.facts.mutations_of(owner, name) or not holds_value(self.facts, bindings):
+                return None
+            callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+            return project.object_witness(
+                callers, project.module, name, self._static_by_name(sites)
+            )
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
             return None
         imported = bindings[0].imported or ""
@@ -1172,6 +1181,12 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
+
+
+def _assigned_once(facts: Facts, owner: Scope, name: str) -> bool:
+    """A global the module assigns once: an object it makes itself, read whole or in part."""
+    bindings = facts.bindings_of(owner, name)
+    return len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN
 
 
 def _reported(

@@ -96,6 +96,7 @@ class _Walk:
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> module
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (module, name)
     starred: list[str] = field(default_factory=list)  # modules imported with ``*``
+    bound: set[str] = field(default_factory=set)  # names the file binds itself, anywhere
     calls: list[Call] = field(default_factory=list)
 
 
@@ -106,6 +107,10 @@ def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             _record_import(walk, node)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            walk.bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            walk.bound.add(node.name)
     _walk_driver(walk, "", tree.body, (), {})
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -230,10 +235,13 @@ def _stored_items(statement: ast.stmt) -> list[ast.expr]:
 
 def _held_object(walk: _Walk, base: ast.expr) -> str | None:
     """``registry.HPARAMS`` for ``HPARAMS`` imported from ``registry``, or for
-    ``registry.HPARAMS`` after ``import registry``."""
+    ``registry.HPARAMS`` after ``import registry``, or for ``HPARAMS`` that the file never
+    binds after its one ``from registry import *``."""
     if isinstance(base, ast.Name) and base.id in walk.imported:
         module, name = walk.imported[base.id]
         return f"{module}.{name}"
+    if isinstance(base, ast.Name) and len(walk.starred) == 1 and base.id not in walk.bound:
+        return None if base.id.startswith("_") else f"{walk.starred[0]}.{base.id}"
     if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
         alias = walk.aliases.get(base.value.id)
         return None if alias is None else f"{alias}.{base.attr}"
