@@ -417,11 +417,72 @@ class CaptureAnalysis:
             return self.assigned_functions[id(bindings[0].value)]
         defs = [b for b in bindings if b.kind is BindingKind.DEF]
         if len(defs) != 1 or len(bindings) != 1:
-            return None
+            return self._called_object_method(read, owner)
         node = defs[0].node
         if id(node) in self.compiled_functions and id(node) not in self.decorated_functions:
             return None
         return facts.scope_of(node)
+
+    def _called_object_method(self, read: Read, owner: Scope) -> Scope | None:
+        """``model(x)`` on a parameter ``model`` of a module-level function that the module
+        calls only by name, every call giving there a global bound once to an object of one
+        class the module defines once (``model = MLP(rngs)``, then ``accuracy(model, x)``):
+        that class's ``__call__``, which the trace runs."""
+        facts = self.facts
+        node = read.node
+        call = facts.parent(node)
+        if (
+            not read.called
+            or not isinstance(call, ast.Call)
+            or call.func is not node
+            or owner.kind is not ScopeKind.FUNCTION
+            or read.name not in owner.params
+            or owner.parent is None
+            or owner.parent.kind is not ScopeKind.MODULE
+        ):
+            return None
+        function = owner.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if read.name not in positional:
+            return None
+        index = positional.index(read.name)
+        module = owner.parent
+        classes: set[int] = set()
+        method: Scope | None = None
+        for caller in facts.reads_of(module, function.name):
+            given = facts.parent(caller.node)
+            if not isinstance(given, ast.Call) or given.func is not caller.node:
+                return None  # handed on: other callers may give anything
+            if any(isinstance(a, ast.Starred) for a in given.args) or len(given.args) <= index:
+                return None
+            method = self._method_of_global(module, given.args[index], "__call__")
+            if method is None:
+                return None
+            classes.add(id(method))
+        return method if len(classes) == 1 else None
+
+    def _method_of_global(self, module: Scope, value: ast.expr, name: str) -> Scope | None:
+        """The method ``name`` of the class whose object the global ``value`` is bound to,
+        once, by a call of a class the module defines once."""
+        facts = self.facts
+        if not isinstance(value, ast.Name) or facts.resolve(module, value.id) is not module:
+            return None
+        bindings = facts.bindings_of(module, value.id)
+        made = bindings[0].value if len(bindings) == 1 else None
+        if not isinstance(made, ast.Call) or not isinstance(made.func, ast.Name):
+            return None
+        classes = facts.bindings_of(module, made.func.id)
+        if len(classes) != 1 or classes[0].kind is not BindingKind.CLASS:
+            return None
+        cls = classes[0].node
+        found = [
+            statement
+            for statement in getattr(cls, "body", [])
+            if isinstance(statement, ast.FunctionDef) and statement.name == name
+        ]
+        return facts.scope_of(found[0]) if len(found) == 1 else None
 
     # -- captures --------------------------------------------------------------------------------
 
