@@ -426,8 +426,9 @@ class CaptureAnalysis:
     def _called_object_method(self, read: Read, owner: Scope) -> Scope | None:
         """``model(x)`` on a parameter ``model`` of a module-level function that the module
         calls only by name, every call giving there a global bound once to an object of one
-        class the module defines once (``model = MLP(rngs)``, then ``accuracy(model, x)``):
-        that class's ``__call__``, which the trace runs."""
+        class the module defines once (``model = MLP(rngs)``, then ``accuracy(model, x)``), or
+        a local of the calling function bound so: that class's ``__call__``, which the trace
+        runs."""
         facts = self.facts
         node = read.node
         call = facts.parent(node)
@@ -457,21 +458,28 @@ class CaptureAnalysis:
                 return None  # handed on: other callers may give anything
             if any(isinstance(a, ast.Starred) for a in given.args) or len(given.args) <= index:
                 return None
-            method = self._method_of_global(module, given.args[index], "__call__")
+            method = self._method_of_object(caller.scope, given.args[index], "__call__")
             if method is None:
                 return None
             classes.add(id(method))
         return method if len(classes) == 1 else None
 
-    def _method_of_global(self, module: Scope, value: ast.expr, name: str) -> Scope | None:
-        """The method ``name`` of the class whose object the global ``value`` is bound to,
-        once, by a call of a class the module defines once."""
+    def _method_of_object(self, scope: Scope, value: ast.expr, name: str) -> Scope | None:
+        """The method ``name`` of the class whose object the name ``value`` (seen from
+        ``scope``: a global, or a local of the calling function) is bound to, once, by a call
+        of a class the module defines once."""
         facts = self.facts
-        if not isinstance(value, ast.Name) or facts.resolve(module, value.id) is not module:
+        if not isinstance(value, ast.Name):
             return None
-        bindings = facts.bindings_of(module, value.id)
+        owner = facts.resolve(scope, value.id)
+        if owner.kind not in (ScopeKind.MODULE, ScopeKind.FUNCTION):
+            return None
+        bindings = facts.bindings_of(owner, value.id)
         made = bindings[0].value if len(bindings) == 1 else None
         if not isinstance(made, ast.Call) or not isinstance(made.func, ast.Name):
+            return None
+        module = facts.module_scope
+        if facts.resolve(owner, made.func.id) is not module:
             return None
         classes = facts.bindings_of(module, made.func.id)
         if len(classes) != 1 or classes[0].kind is not BindingKind.CLASS:

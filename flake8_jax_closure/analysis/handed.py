@@ -2,10 +2,12 @@
 (``config.lr = ...``, ``table["scale"] = ...``, ``table.update(scale=0.5)``), called with the
 object compiled code reads (``callback.on_epoch_end(cfg)``, ``anneal(settings, 0.5)``).
 
-Only calls that hand the object itself on count, by position or by keyword, to a function of the
-module named at the call or to the methods with the called name of the module's classes that it
-uses (the receiver's class is rarely known: a callback comes from a list). The change happens
-where the object is handed on, and is timed from there as any change in a function.
+Only calls that hand the object itself on count, by position or by keyword (or by leaving out
+a parameter whose default is the object: ``def enter_phase(phase, cfg=SETTINGS)``), to a
+function of the module named at the call or to the methods with the called name of the
+module's classes that it uses (the receiver's class is rarely known: a callback comes from a
+list). The change happens where the object is handed on, and is timed from there as any change
+in a function.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts.model import BindingKind, Mutation, Scope, paths_overlap
+from .facts.model import BindingKind, Mutation, Read, Scope, paths_overlap
 from .facts.queries import Facts
 
 
@@ -59,21 +61,79 @@ class ParameterChanges:
             if read.path:
                 continue  # ``f(cfg.sub)`` hands on what an attribute holds, not the object
             call = facts.parent(read.node)
+            if isinstance(call, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arguments)):
+                # ``def enter_phase(phase, cfg=SETTINGS)``: each call leaving ``cfg`` out hands
+                # the object on.
+                for mutation, handing in self._through_default(read, call):
+                    found.setdefault(id(mutation), (mutation, []))[1].append(handing)
+                continue
             if not isinstance(call, ast.Call) or call.func is read.node:
                 continue
             for function, parameter in _receiving_parameters(facts, read.scope, call, read.node):
                 for mutation in facts.mutations_of(function, parameter):
-                    if mutation.path or _method_changing(mutation):
+                    if mutation.path or _changes_whole(mutation):
                         handing = Handing(read.scope, call, read.loops, function)
                         found.setdefault(id(mutation), (mutation, []))[1].append(handing)
         return list(found.values())
 
+    def _through_default(self, read: Read, holder: ast.AST) -> Iterator[tuple[Mutation, Handing]]:
+        """Changes through the parameter whose default the object is, each with a call of the
+        function by name that gives that parameter nothing."""
+        facts = self.facts
+        function_node = facts.parent(holder) if isinstance(holder, ast.arguments) else holder
+        if not isinstance(function_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        arguments = function_node.args
+        parameter = _defaulted_parameter(arguments, read.node)
+        if parameter is None:
+            return
+        function = facts.scope_of(function_node)
+        changes = [
+            m for m in facts.mutations_of(function, parameter) if m.path or _changes_whole(m)
+        ]
+        if not changes or function.parent is None:
+            return
+        positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+        index = positional.index(parameter) if parameter in positional else None
+        for caller in facts.reads_of(function.parent, function.name):
+            call = facts.parent(caller.node)
+            if not isinstance(call, ast.Call) or call.func is not caller.node:
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args):
+                continue
+            if any(k.arg is None or k.arg == parameter for k in call.keywords):
+                continue
+            if index is not None and len(call.args) > index:
+                continue
+            for mutation in changes:
+                yield mutation, Handing(caller.scope, call, caller.loops, function)
 
-def _method_changing(mutation: Mutation) -> bool:
-    """A call of a method that changes the whole object in place (``cfg.update(lr=0.1)``,
-    ``members.append(m)``), which may change any path compiled code reads. A name's augmented
-    assignment (``table += 1``) is not: on an immutable array it binds the parameter anew."""
-    return isinstance(mutation.node, ast.Call) and mutation.description.endswith("' called")
+
+def _defaulted_parameter(arguments: ast.arguments, default: ast.AST) -> str | None:
+    """The parameter whose default value is the node ``default``."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    for parameter, value in zip(
+        positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True
+    ):
+        if value is default:
+            return parameter.arg
+    for parameter, keyword_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        if keyword_default is default:
+            return parameter.arg
+    return None
+
+
+def _changes_whole(mutation: Mutation) -> bool:
+    """A change that may reach any path compiled code reads: a call of a method that changes
+    the whole object in place (``cfg.update(lr=0.1)``, ``members.append(m)``), or a store into
+    entries it computes (``out[:] = h``, ``table[i] += 1``). A name's augmented assignment
+    (``table += 1``) is not: on an immutable array it binds the parameter anew."""
+    node = mutation.node
+    if isinstance(node, ast.Call):
+        return mutation.description.endswith("' called")
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) for t in node.targets)
+    return isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript)
 
 
 def _receiving_parameters(

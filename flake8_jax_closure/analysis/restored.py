@@ -6,10 +6,12 @@ and one after the restore read one value. Only a compiled call inside the window
 value set, so the pair is no change when the window holds none: no call of the compiled object,
 directly or through a function that calls it, and no place where it is handed on.
 
-The code must show it plainly: ``saved = X`` right before the change ``X = value`` (or right
-before a ``try`` whose body starts with the change), the restore ``X = saved`` a statement of
-that ``try``'s ``finally``, or a later statement of the change's own block, and ``saved`` bound
-nowhere in between.
+The code must show it plainly: ``saved = X`` right before the change ``X = value`` (or before
+a ``try`` whose body makes the change anywhere in it, also in a loop, with ``X`` bound nowhere
+between), the restore ``X = saved`` a statement of that ``try``'s ``finally``, or a later
+statement of the change's own block, and ``saved`` bound nowhere in between. When the change
+sits inside the ``try``, the window is the whole ``try`` body: a compiled call there, even
+before the change in the text, may run after it in a later pass of a loop.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
-from .blocks import place_of
+from .blocks import place_of, steps_to
 from .facts.model import Binding, BindingKind, Pos
 from .facts.queries import Facts
 
@@ -28,10 +30,10 @@ def restored_bindings(facts: Facts, bindings: list[Binding], calls: Iterable[Pos
     positions = sorted(calls)
     found: set[int] = set()
     for binding in bindings:
-        restore = _restore_of(facts, binding)
-        if restore is None:
+        window = _restore_of(facts, binding)
+        if window is None:
             continue
-        start = (binding.node.lineno, binding.node.col_offset)  # type: ignore[attr-defined]
+        start, restore = window
         end = (restore.lineno, restore.col_offset)
         if any(start <= at < end for at in positions):
             continue  # a compiled call may see the value set
@@ -40,9 +42,9 @@ def restored_bindings(facts: Facts, bindings: list[Binding], calls: Iterable[Pos
     return found
 
 
-def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
-    """The statement putting back what the change ``X = value`` replaced, if the code shows
-    one that always runs after it."""
+def _restore_of(facts: Facts, binding: Binding) -> tuple[Pos, ast.stmt] | None:
+    """Where the window the change ``X = value`` opens starts, and the statement putting back
+    what it replaced, if the code shows one that always runs after it."""
     if binding.kind is not BindingKind.ASSIGN:
         return None
     change = facts.statement_of(binding.node)
@@ -52,8 +54,9 @@ def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
     place = place_of(root, change)
     if place is None:
         return None
-    holder, block = place.owner, place.block
+    block = place.block
     index = block.index(change)
+    start = (change.lineno, change.col_offset)
     # ``saved = X; X = value; try: ... finally: X = saved``, or a later ``X = saved``.
     saved = _saved_name(block[index - 1], binding.name) if index > 0 else None
     if saved is not None:
@@ -61,24 +64,47 @@ def _restore_of(facts: Facts, binding: Binding) -> ast.stmt | None:
         if later and isinstance(later[0], ast.Try):
             restore = _restoring(later[0].finalbody, binding.name, saved)
             if restore is not None and not _binds(later[0], saved):
-                return restore
+                return start, restore
         for position, statement in enumerate(later):
             if _restoring([statement], binding.name, saved) is not None:
                 between = later[:position]
                 restore = _restoring([statement], binding.name, saved)
-                return None if any(_binds(s, saved) for s in between) else restore
+                if restore is None or any(_binds(s, saved) for s in between):
+                    return None
+                return start, restore
         return None
-    # ``saved = X; try: X = value; ... finally: X = saved``.
-    if index != 0 or not isinstance(holder, ast.Try) or block is not holder.body:
-        return None
-    outer = place_of(root, holder)
-    at = outer.block.index(holder) if outer is not None else 0
-    if outer is None or at == 0:
-        return None
-    saved = _saved_name(outer.block[at - 1], binding.name)
-    if saved is None or _binds(holder, saved):
-        return None
-    return _restoring(holder.finalbody, binding.name, saved)
+    return _restored_by_finally(root, change, binding.name)
+
+
+def _restored_by_finally(root: ast.AST, change: ast.stmt, name: str) -> tuple[Pos, ast.stmt] | None:
+    """``saved = X`` before a ``try`` whose body makes the change anywhere in it (also in a
+    loop), and ``X = saved`` in its ``finally``: the window is the whole ``try`` body, so a
+    compiled call anywhere in it, before the change in the text too, counts as inside."""
+    steps = steps_to(root, change)
+    for depth in range(len(steps) - 1, -1, -1):
+        holder = steps[depth].owner
+        if not isinstance(holder, ast.Try) or steps[depth].field != "body":
+            continue
+        if depth == 0:
+            return None
+        outer = steps[depth - 1]
+        at = outer.block.index(holder)
+        for before in reversed(outer.block[:at]):
+            saved = _saved_name(before, name)
+            if saved is not None:
+                break
+            if _binds(before, name):
+                return None
+        else:
+            return None
+        restore = _restoring(holder.finalbody, name, saved)
+        if restore is None or _binds(holder, saved) or not isinstance(before, ast.stmt):
+            return None
+        between = outer.block[outer.block.index(before) + 1 : at]
+        if any(_binds(s, saved) for s in between):
+            return None
+        return (holder.lineno, holder.col_offset), restore
+    return None
 
 
 def _assigns(statement: ast.stmt | None, name: str) -> bool:
