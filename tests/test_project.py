@@ -1252,6 +1252,11 @@ def evaluate_then_restore(w):
     out = update(w, 1.0)
     settings.LR = 0.1
     return out
+
+
+def set_lr_fresh(lr):
+    settings.LR = lr
+    update.clear_cache()
 """
 
 
@@ -1278,6 +1283,16 @@ def evaluate_then_restore(w):
         ),
         # The store comes before the first trace.
         ("w = evaluate(1.0)\nw = evaluate(w)\n", None),
+        # The function that stores clears the compiled function's cache.
+        ("w = train_epoch(1.0)\nset_lr_fresh(0.5)\nw = train_epoch(w)\n", None),
+        ("for lr in (0.1, 0.2):\n    set_lr_fresh(lr)\n    w = train_epoch(1.0)\n", None),
+        # Cleared between the trace and the reuse: that call traces anew.
+        ("w = train_epoch(1.0)\nset_lr_fresh(0.5)\nw = evaluate(w)\n", None),
+        # Cleared before the trace: the change after it still counts.
+        (
+            "set_lr_fresh(0.5)\nw = train_epoch(1.0)\nw = evaluate(w)\n",
+            [(4, "trace", "train_epoch"), (5, "change", "evaluate"), (5, "reuse", "evaluate")],
+        ),
     ],
 )
 def test_functions_of_another_file_that_run_the_entry_and_store_count_at_their_calls(
@@ -1288,7 +1303,8 @@ def test_functions_of_another_file_that_run_the_entry_and_store_count_at_their_c
     at its call as its own runs and stores, in order."""
     (stored / "pkg" / "train_loop.py").write_text(WRAPPERS)
     (stored / "scripts" / "run.py").write_text(
-        "from pkg.train_loop import evaluate, evaluate_then_restore, train_epoch\n\n" + script
+        "from pkg.train_loop import evaluate, evaluate_then_restore, set_lr_fresh, train_epoch"
+        "\n\n" + script
     )
     found = _check("--no-cache", str(stored / "pkg" / "model.py"))
     if steps is None:

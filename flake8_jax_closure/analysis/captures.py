@@ -671,7 +671,9 @@ class CaptureAnalysis:
         if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
             # ``CLASS_WEIGHTS = np.ones(3)`` here, ``CLASS_WEIGHTS[2] = 5.0`` in a notebook
             # that star-imports this module.
-            if self.facts.mutations_of(owner, name) or not holds_value(self.facts, bindings):
+            if self.facts.mutations_of(owner, name) or not _makes_mutable(
+                self.facts, owner, bindings[0].value
+            ):
                 return None
             callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
             return project.object_witness(
@@ -1250,6 +1252,26 @@ class CaptureAnalysis:
             return False
         module = self.facts.qualified_name(mutation.scope, mutation.receiver)
         return module in mutation.needs_module
+
+
+# NumPy's makers of arrays, which another file can write into; JAX arrays cannot be.
+_NUMPY_MAKERS = frozenset(
+    f"numpy.{name}"
+    for name in ("array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace",
+                 "eye", "zeros_like", "ones_like", "full_like", "copy")
+)  # fmt: skip
+
+
+def _makes_mutable(facts: Facts, scope: Scope, value: ast.expr | None) -> bool:
+    """``{...}``, ``[...]``, ``dict(...)``, ``np.ones(3)``: an object changed in place by
+    writing into it."""
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name) and value.func.id in ("dict", "list", "set"):
+        return not facts.bindings_of(facts.resolve(scope, value.func.id), value.func.id)
+    return facts.qualified_name(scope, value.func) in _NUMPY_MAKERS
 
 
 def _assigned_once(facts: Facts, owner: Scope, name: str) -> bool:

@@ -72,8 +72,9 @@ class Call:
     module: str  # the dotted module name the callee is imported from
     name: str  # its qualified name there: ``set_lr``, ``Trainer.set_lr``
     # What happens there: a call; an attribute stored (``trainer.lr = 0.5``: ``Trainer.lr``;
-    # ``config.LR = 0.5``: ``LR`` of the module ``config``); or a local name bound (``t =
-    # Trainer()``, module and name empty), after which ``t`` holds another object.
+    # ``config.LR = 0.5``: ``LR`` of the module ``config``); a local name bound (``t =
+    # Trainer()``, module and name empty), after which ``t`` holds another object; or a
+    # compiled function's cache cleared (``clear``), after which it traces anew.
     kind: str = "call"
     receiver: str | None = None  # the local name called or stored through (``t``)
     steady: bool = False  # a store of a literal, the same value every time it runs
@@ -719,12 +720,16 @@ class ProjectIndex:
         if not changers or not callers:
             return None
         names = module_names(module, self.root)
-        bare = {name.rsplit(".", 1)[-1] for name in (*changers, *callers)}
+        # A witness calls a changer and a caller: a text naming no one of either has none.
+        changers_bare = {name.rsplit(".", 1)[-1] for name in changers}
+        callers_bare = {name.rsplit(".", 1)[-1] for name in callers}
         for path in self.files():
             if self._real(path) == self._real(module):
                 continue
             code = self._code(path)
-            if not any(name in code for name in bare):
+            if not any(name in code for name in changers_bare) or not any(
+                name in code for name in callers_bare
+            ):
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
@@ -820,7 +825,15 @@ class ProjectIndex:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         if per_object:
             return None
-        return self._wrapped_store_witness(module, names, callers, home, stored, setters, static)
+
+        def stores_text(code: str) -> bool:
+            return (f".{bare}" in code and store.search(code) is not None) or any(
+                name in code for name in callers_named
+            )
+
+        return self._wrapped_store_witness(
+            module, names, callers, home, stored, setters, static, stores_text
+        )
 
     def _store_events(
         self,
@@ -833,18 +846,32 @@ class ProjectIndex:
         setters: frozenset[str],
     ) -> list[Call]:
         """Among one file's calls, the runs of an entry point, the stores of the attribute
-        (also by a call of a setter of ``home``), and the names bound."""
-        return [
-            c
-            for c in calls
-            if self._runs_entry(c, module, names, callers)
-            or (c.kind == "store" and self._stores(c, home, stored))
-            or c.kind == "bind"
-        ] + [
-            replace(c, kind="store", storing_call=True)
-            for c in calls
-            if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
-        ]
+        (also by a call of a setter of ``home``), the names bound, and the caches cleared
+        (``kernels.apply_gain.clear_cache()``, ``jax.clear_caches()``)."""
+        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        return (
+            [
+                c
+                for c in calls
+                if self._runs_entry(c, module, names, callers)
+                or (c.kind == "store" and self._stores(c, home, stored))
+                or c.kind == "bind"
+            ]
+            + [
+                replace(c, kind="store", storing_call=True)
+                for c in calls
+                if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
+            ]
+            + [
+                replace(c, kind="clear")
+                for c in calls
+                if c.kind == "call"
+                and (
+                    (c.module == "jax" and c.name == "clear_caches")
+                    or (c.name == "clear_cache" and c.module.rsplit(".", 1)[-1] in callers_bare)
+                )
+            ]
+        )
 
     def _wrapped_store_witness(
         self,
@@ -855,26 +882,53 @@ class ProjectIndex:
         stored: str,
         setters: frozenset[str],
         static: dict[str, StaticParameters] | None,
+        stores_text: Callable[[str], bool],
     ) -> tuple[WitnessStep, ...] | None:
         """The stale path a file takes through functions another file defines: ``main.py``
         calls ``train.train_epoch()``, which runs the entry point, then ``train.evaluate()``,
         which stores the attribute and runs it again. Each such function counts, at its call,
-        as its own runs and stores in order."""
-        wrapped = self._wrapping_functions(module, names, callers, home, stored, setters)
-        if not wrapped:
+        as its own runs and stores in order. Only files whose text stores the attribute
+        (``stores_text``) are read for the functions that store; a function that only runs an
+        entry point is looked up where a file calls it."""
+        question = (module, tuple(callers), home, stored)
+        steps_by_file: dict[Path, dict[str, tuple[Call, ...]]] = {}
+
+        def steps_in(path: Path) -> dict[str, tuple[Call, ...]]:
+            if path not in steps_by_file:
+                steps_by_file[path] = self._wrapping_functions(path, question, names, setters)
+            return steps_by_file[path]
+
+        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        storing: set[str] = set()
+        for path in self.files():
+            if path.suffix != ".py" or self._real(path) in (self._real(module), home):
+                continue
+            code = self._code(path)
+            if any(c in code for c in callers_bare) and stores_text(code):
+                storing.update(
+                    name for name, steps in steps_in(path).items()
+                    if any(step.kind == "store" for step in steps)
+                )  # fmt: skip
+        if not storing:
             return None
-        bare = {name for _, name in wrapped}
         for path in self.files():
             if self._real(path) == self._real(module):
                 continue
             code = self._code(path)
-            if not any(name in code for name in bare):
+            if not any(name in code for name in storing):
                 continue
             calls, lines = self._file_calls(path)
             events = self._store_events(calls, module, names, callers, home, stored, setters)
             for call in calls:
-                steps = wrapped.get((call.module, call.name)) if call.kind == "call" else None
-                for number, step in enumerate(steps or (), start=1):
+                if call.kind != "call" or "." in call.name:
+                    continue
+                defined = self._module_file(call.module)
+                if defined is None or self._real(defined) in (self._real(module), home):
+                    continue
+                if not any(c in self._code(defined) for c in callers_bare):
+                    continue
+                steps = steps_in(defined).get(call.name, ())
+                for number, step in enumerate(steps, start=1):
                     events.append(
                         replace(call, kind=step.kind, storing_call=step.kind == "store",
                                 step=number, steady=step.steady, literal=step.literal)
@@ -886,35 +940,24 @@ class ProjectIndex:
 
     def _wrapping_functions(
         self,
-        module: Path,
+        path: Path,
+        question: tuple[Path, tuple[str, ...], Path, str],
         names: frozenset[str],
-        callers: list[str],
-        home: Path,
-        stored: str,
         setters: frozenset[str],
-    ) -> dict[tuple[str, str], tuple[Call, ...]]:
-        """The module-level functions of the project's other files (not ``home``, whose own
-        setters count already) that run an entry point or store the attribute, by their
-        module's name and their own, with those steps in the order written."""
-        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
-        wrapped: dict[tuple[str, str], tuple[Call, ...]] = {}
-        for path in self.files():
-            if path.suffix != ".py" or self._real(path) in (self._real(module), home):
-                continue
-            code = self._code(path)
-            if not any(name in code for name in callers_bare):
-                continue
-            top_level = set(_TOP_LEVEL_DEF.findall(code))
-            calls, _ = self._file_calls(path)
-            events = self._store_events(calls, module, names, callers, home, stored, setters)
-            by_function: dict[str, list[Call]] = {}
-            for event in sorted(events, key=_at):
-                if event.kind != "bind" and event.driver in top_level:
-                    by_function.setdefault(event.driver, []).append(event)
-            for name in sorted(module_names(path, self.root)):
-                for function, steps in by_function.items():
-                    wrapped[(name, function)] = tuple(steps)
-        return wrapped
+    ) -> dict[str, tuple[Call, ...]]:
+        """The module-level functions of the file ``path`` that run an entry point or store
+        the attribute the question is about, with those steps in the order written."""
+        module, callers, home, stored = question
+        if path.suffix != ".py":
+            return {}
+        top_level = set(_TOP_LEVEL_DEF.findall(self._code(path)))
+        calls, _ = self._file_calls(path)
+        events = self._store_events(calls, module, names, list(callers), home, stored, setters)
+        by_function: dict[str, list[Call]] = {}
+        for event in sorted(events, key=_at):
+            if event.kind != "bind" and event.driver in top_level:
+                by_function.setdefault(event.driver, []).append(event)
+        return {function: tuple(steps) for function, steps in by_function.items()}
 
     def _subclass_setters(self, home: Path, stored: str) -> list[_Subclass]:
         """The subclasses other files of the project define of the class ``stored`` names
@@ -1308,6 +1351,7 @@ def _store_order(
         events.sort(key=_at)
         binds = [c for c in events if c.kind == "bind"]
         uses = [c for c in events if c.kind == "call"]
+        clears = [c for c in events if c.kind == "clear"]
         for store in (c for c in events if c.kind == "store"):
             receiver = store.receiver if per_object else None
             mine = [u for u in uses if receiver is None or u.receiver == receiver]
@@ -1322,7 +1366,9 @@ def _store_order(
                     (b, a)
                     for b in before
                     for a in after
-                    if not _apart(b, a, static) and not _stored_again(events, store, b, receiver)
+                    if not _apart(b, a, static)
+                    and not _stored_again(events, store, b, receiver)
+                    and not any(_at(b) < _at(c) < _at(a) for c in clears)
                 ),
                 None,
             )
@@ -1340,6 +1386,8 @@ def _store_order(
                     continue  # a new object each pass
                 if store.steady and not any(loop in u.loops and _at(u) < _at(store) for u in mine):
                     continue  # one value, stored before every call of the pass
+                if any(loop in c.loops for c in clears):
+                    continue  # the pass clears the cache: a later pass may trace anew
                 again = f"next pass of the loop at line {loop}"
                 return [(Role.TRACE, use, None), (Role.CHANGE, store, None),
                         (Role.REUSE, use, again)]  # fmt: skip
