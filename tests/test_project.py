@@ -1420,3 +1420,74 @@ def test_a_global_of_the_module_changed_in_place_by_a_notebook_is_the_change(
             ("explore.ipynb:cell 4", "change"),
             ("explore.ipynb:cell 5", "reuse"),
         ]
+
+
+SCHEDULE = """import jax.numpy as jnp
+
+_WARMUP = 100
+_PEAK_LR = 0.01
+
+
+def set_schedule(warmup, peak_lr):
+    global _WARMUP, _PEAK_LR
+    _WARMUP = warmup
+    _PEAK_LR = peak_lr
+
+
+def lr_at(step):
+    return _PEAK_LR * jnp.minimum(1.0, (step + 1.0) / _WARMUP)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imported", "called"),
+    [("from utils import schedule as sched", "sched.lr_at"),
+     ("from utils.schedule import lr_at", "lr_at")],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("script", "found"),
+    [
+        # Traced by a smoke test, the schedule set, then reused.
+        ("step(w, 0.0)\nset_schedule(5, 0.5)\nstep(w, 1.0)\n", True),
+        # Set before the first call.
+        ("set_schedule(5, 0.5)\nstep(w, 0.0)\nstep(w, 1.0)\n", False),
+    ],
+)
+def test_a_global_another_module_s_function_reads_is_read_by_the_trace(
+    tmp_path: Path, imported: str, called: str, script: str, found: bool
+) -> None:
+    """The compiled ``step`` calls ``sched.lr_at(step)``, which reads ``_WARMUP`` and
+    ``_PEAK_LR`` of ``utils/schedule.py``; a script calls ``set_schedule`` between two compiled
+    calls. The folders are namespace packages beside the script: the project is their folder."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "schedule.py").write_text(SCHEDULE)
+    (tmp_path / "trainers").mkdir()
+    (tmp_path / "trainers" / "sgd.py").write_text(
+        f"import jax\n\n{imported}\n\n\n@jax.jit\ndef step(w, t):\n    return w * {called}(t)\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "from trainers.sgd import step\nfrom utils.schedule import set_schedule\n\nw = 1.0\n"
+        + script
+    )
+    assert project_root(tmp_path / "trainers" / "sgd.py") == tmp_path.resolve()
+    findings = _check("--no-cache", str(tmp_path / "trainers" / "sgd.py"))
+    if not found:
+        assert findings == []
+        return
+    assert [(f["code"], f["name"]) for f in findings] == [
+        ("JC102", "_PEAK_LR"), ("JC102", "_WARMUP"),
+    ]  # fmt: skip
+    assert f"through '{called}()', rebound in main.py at line 6 by 'set_schedule()'" in str(
+        findings[0]["message"]
+    )
+    assert [(s[1], s[2]) for s in _steps(findings[0])] == [
+        (5, "trace"), (6, "change"), (7, "reuse"),
+    ]  # fmt: skip
+    assert findings[0]["fix"] is None
+
+
+def test_a_folder_no_script_beside_it_imports_is_its_own_project(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "a.py").write_text("x = 1\n")
+    (tmp_path / "main.py").write_text("import os\n")
+    assert project_root(tmp_path / "tools" / "a.py") == (tmp_path / "tools").resolve()

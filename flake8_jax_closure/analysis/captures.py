@@ -150,6 +150,8 @@ class StaleCapture:
     handed_by_callers_of: str | None = None
     # Another file of the project binds the module global again (``sim.DT = dt``).
     rebound_elsewhere: bool = False
+    # Why no fix can pass the value (a global of another module, read by its own function).
+    no_fix: str | None = None
 
     @property
     def changed_elsewhere(self) -> WitnessStep | None:
@@ -229,6 +231,8 @@ class CaptureAnalysis:
         never timed (a run with only the rule on closures skips the globals)."""
         for sites in self.groups(compiled):
             yield from self._captures_of(sites, owners)
+            if Owner.MODULE in owners:
+                yield from self._read_by_functions_of_other_modules(sites)
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -603,6 +607,69 @@ class CaptureAnalysis:
                 path=path, handed_by_callers_of=owner.name if by_callers else None,
                 rebound_elsewhere=rebound_elsewhere,
             )  # fmt: skip
+
+    def _read_by_functions_of_other_modules(
+        self, sites: list[CompiledFunction]
+    ) -> Iterator[StaleCapture]:
+        """Globals of another module of the project that a function of that module reads when
+        the compiled code calls it (``sched.lr_at(step)``, reading ``_WARMUP`` of
+        ``utils/schedule.py``), bound again by another file between two compiled calls
+        (``set_schedule(5, 0.5)`` in the training script, through ``global``, or
+        ``sched._WARMUP = 5``). The trace baked in the value the function read then."""
+        project = self.project
+        if project is None:
+            return
+        compiled = sites[0]
+        module = self.facts.module_scope
+        callers: list[str] | None = None
+        seen: set[tuple[str, str]] = set()
+        for read in sorted(self.facts.reads_within(compiled.scope), key=lambda r: r.start):
+            helper = self._function_of_other_module(read)
+            if helper is None or helper in seen:
+                continue
+            seen.add(helper)
+            imported, shown = helper
+            home, names = project.helper_globals(imported)
+            for name in names:
+                if callers is None:
+                    callers = [e.qualified_name() for e in self.life(sites).reach.entries]
+                path = project.store_witness(
+                    callers, home, name, False, self._static_by_name(sites)
+                )
+                if path is None:
+                    continue
+                yield StaleCapture(
+                    compiled, name, module, read, (read,), None, None,
+                    read_through=f"{shown}()", path=path, rebound_elsewhere=True,
+                    no_fix=f"'{name}' is a global of another module, read inside '{shown}()'; "
+                    f"pass it to '{shown}' as an argument",
+                )  # fmt: skip
+
+    def _function_of_other_module(self, read: Read) -> tuple[str, str] | None:
+        """The dotted name of the function of another module of the project that ``read``
+        calls (``sched.lr_at(...)`` after ``from utils import schedule as sched``, or
+        ``lr_at(...)`` after ``from utils.schedule import lr_at``), and how the call names it."""
+        facts, project = self.facts, self.project
+        if project is None:
+            return None
+        module = facts.module_scope
+        if facts.resolve(read.scope, read.name) is not module:
+            return None
+        bindings = facts.bindings_of(module, read.name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
+            return None
+        imported = bindings[0].imported or ""
+        above = facts.parent(read.node)
+        if isinstance(above, ast.Call) and above.func is read.node:
+            source = imported.rpartition(".")[0]
+            if source and project.module_file(source) is not None:
+                return imported, read.name
+            return None
+        call = facts.parent(above) if isinstance(above, ast.Attribute) else None
+        if isinstance(call, ast.Call) and call.func is above and isinstance(above, ast.Attribute):
+            if project.module_file(imported) is not None:
+                return f"{imported}.{above.attr}", f"{read.name}.{above.attr}"
+        return None
 
     def _stored_in_another_file(
         self, sites: list[CompiledFunction], owner: Scope, name: str, paths: list[tuple[str, ...]]

@@ -20,6 +20,7 @@ point, and parsed once per content.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import os
 import re
@@ -404,7 +405,9 @@ def module_names(path: Path, root: Path) -> frozenset[str]:
 def project_root(path: Path) -> Path:
     """The nearest folder above the file holding a project marker; else the folder holding the
     outermost package the file is in, when it holds scripts or notebooks beside it, or the
-    package itself (an installed package has no marker); else the file's folder."""
+    package itself (an installed package has no marker); else the folder above the file's,
+    when a script or notebook there imports the file's folder as a namespace package; else the
+    file's folder."""
     return _root_of_folder(path.resolve().parent)
 
 
@@ -420,13 +423,41 @@ def _root_of_folder(folder: Path) -> Path:
     # ``physsim/`` beside the scripts or notebooks that import it (``main.py``): the folder
     # holding both is the project, unless it holds installed packages.
     beside = top.parent
-    if (
-        (top / "__init__.py").exists()
-        and beside.name not in _INSTALLED
-        and any(path.suffix in (".py", ".ipynb") for path in _entries(beside))
-    ):
+    if beside.name in _INSTALLED or beside == top:
+        return top
+    entries = [path for path in _entries(beside) if path.suffix in (".py", ".ipynb")]
+    if (top / "__init__.py").exists() and entries:
+        return beside
+    # ``trainers/`` without ``__init__.py`` (a namespace package) beside a script that
+    # imports it (``from trainers.sgd import step`` in ``main.py``, or in a sibling folder's
+    # ``scripts/train.py``).
+    if not entries:
+        return top
+    imports = re.compile(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(top.name)}\b", re.M)
+    siblings = [
+        path
+        for folder in _entries(beside)
+        if folder != top and folder.is_dir() and folder.name not in _SKIPPED
+        for path in _entries(folder)
+        if path.suffix == ".py"
+    ]
+    scripts = [*entries, *siblings][:_MOST_SCRIPTS_BESIDE]
+    if any(_imports_folder(path, imports) for path in scripts):
         return beside
     return top
+
+
+# How many scripts beside a folder are read to see whether one imports it.
+_MOST_SCRIPTS_BESIDE = 50
+
+
+def _imports_folder(path: Path, imports: re.Pattern[str]) -> bool:
+    try:
+        if path.stat().st_size > 1_000_000:
+            return False
+        return imports.search(path.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -605,6 +636,26 @@ class ProjectIndex:
         if key not in self._functions:
             self._functions[key] = _module_function(text, name)
         return self._functions[key]
+
+    def helper_globals(self, module: Path, qualified: str) -> tuple[Path, tuple[str, ...]]:
+        """The file of the function ``qualified`` (as ``function_def`` finds it) and the
+        globals of that file it reads: names its module binds by assignment only (no ``def``,
+        class or import), which the function never binds itself (``lr_at`` of
+        ``utils.schedule`` reading ``_WARMUP``). Nothing for a function the project does not
+        define once."""
+        function = self.function_def(module, qualified)
+        module_name = qualified.rpartition(".")[0]
+        if module_name.startswith("."):
+            module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        path = self._module_file(module_name)
+        if function is None or path is None:
+            return Path(), ()
+        text = self._text(path)
+        key = (path, hash(text), qualified, "globals")
+        if key not in self._answers:
+            self._answers[key] = _globals_read(text, function)
+        found = self._answers[key]
+        return path, found if isinstance(found, tuple) else ()
 
     def _function_home(self, module: str, name: str, hops: int) -> tuple[str, str] | None:
         """The module and name a function that ``module`` re-exports as ``name`` has where it
@@ -795,6 +846,7 @@ class ProjectIndex:
         store = re.compile(rf"\.[ \t]*{re.escape(bare)}[ \t]*(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)")
         # The module is named where it is imported (``import sim``, ``from pkg import sim``).
         imported_as = home.parent.name if home.stem == "__init__" else home.stem
+        candidates: list[Path] = []
         for path in self.files():
             if self._real(path) in (self._real(module), home):
                 continue
@@ -809,6 +861,7 @@ class ProjectIndex:
                 or (not per_object and imported_as not in code)
             ):
                 continue
+            candidates.append(path)
             calls, lines = self._file_calls(path)
             relevant = self._store_events(calls, module, names, callers, home, stored, setters)
             for sub in subclasses:
@@ -825,14 +878,8 @@ class ProjectIndex:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         if per_object:
             return None
-
-        def stores_text(code: str) -> bool:
-            return (f".{bare}" in code and store.search(code) is not None) or any(
-                name in code for name in callers_named
-            )
-
         return self._wrapped_store_witness(
-            module, names, callers, home, stored, setters, static, stores_text
+            module, names, callers, home, stored, setters, static, candidates
         )
 
     def _store_events(
@@ -882,14 +929,14 @@ class ProjectIndex:
         stored: str,
         setters: frozenset[str],
         static: dict[str, StaticParameters] | None,
-        stores_text: Callable[[str], bool],
+        storing_files: list[Path],
     ) -> tuple[WitnessStep, ...] | None:
         """The stale path a file takes through functions another file defines: ``main.py``
         calls ``train.train_epoch()``, which runs the entry point, then ``train.evaluate()``,
         which stores the attribute and runs it again. Each such function counts, at its call,
-        as its own runs and stores in order. Only files whose text stores the attribute
-        (``stores_text``) are read for the functions that store; a function that only runs an
-        entry point is looked up where a file calls it."""
+        as its own runs and stores in order. Only ``storing_files``, whose text stores the
+        attribute or calls a setter, are read for the functions that store; a function that only
+        runs an entry point is looked up where a file calls it."""
         question = (module, tuple(callers), home, stored)
         steps_by_file: dict[Path, dict[str, tuple[Call, ...]]] = {}
 
@@ -899,16 +946,12 @@ class ProjectIndex:
             return steps_by_file[path]
 
         callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
-        storing: set[str] = set()
-        for path in self.files():
-            if path.suffix != ".py" or self._real(path) in (self._real(module), home):
-                continue
-            code = self._code(path)
-            if any(c in code for c in callers_bare) and stores_text(code):
-                storing.update(
-                    name for name, steps in steps_in(path).items()
-                    if any(step.kind == "store" for step in steps)
-                )  # fmt: skip
+        storing = {
+            name
+            for path in storing_files
+            for name, steps in steps_in(path).items()
+            if any(step.kind == "store" for step in steps)
+        }
         if not storing:
             return None
         for path in self.files():
@@ -1519,6 +1562,11 @@ class ProjectView:
     def function_def(self, qualified: str) -> ast.FunctionDef | None:
         return None if self.index is None else self.index.function_def(self.module, qualified)
 
+    def helper_globals(self, qualified: str) -> tuple[Path, tuple[str, ...]]:
+        if self.index is None:
+            return Path(), ()
+        return self.index.helper_globals(self.module, qualified)
+
 
 def _absolute(relative: str, module: str) -> str:
     """``pkg.model`` for ``.model`` imported in ``pkg.train``; ``..`` goes one package up."""
@@ -1570,21 +1618,93 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
     ``def``, class, import or assignment of the name anywhere in the module (also under an
     ``if`` or ``try``), no ``from m import *``, which may bind it again, and nothing that
     binds it unseen or reads a caller's frame (``unread.rewrites_functions``)."""
+    return _module_functions(text).get(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _module_functions(text: str) -> dict[str, ast.FunctionDef]:
+    """Every function ``_module_function`` finds in the module, by name: one parse and one
+    walk a text, however many of its functions are asked for."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None
-    found: list[ast.FunctionDef] = []
+        return {}
+    if rewrites_functions(tree):
+        return {}
+    defined: dict[str, list[ast.FunctionDef]] = {}
+    bound: collections.Counter[str] = collections.Counter()
     for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef) and statement.name == name:
-            found.append(statement)
+        if isinstance(statement, ast.FunctionDef):
+            defined.setdefault(statement.name, []).append(statement)
             continue
         for node in ast.walk(statement):
-            if _binds(node, name):
-                return None
-    if len(found) != 1 or found[0].decorator_list or rewrites_functions(tree):
-        return None
-    return found[0]
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound[node.id] += 1
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound[node.name] += 1
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if any(alias.name == "*" for alias in node.names):
+                    return {}  # a star import may bind any name
+                bound.update(_bound_by(node))
+    return {
+        name: found[0]
+        for name, found in defined.items()
+        if len(found) == 1 and not found[0].decorator_list and not bound[name]
+    }
+
+
+def _globals_read(text: str, function: ast.FunctionDef) -> tuple[str, ...]:
+    """The module-level variables of ``text`` (bound there only by assignment) that
+    ``function`` reads and never binds."""
+    variables = _module_variables(text)
+    local = {
+        n.id
+        for n in ast.walk(function)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    arguments = function.args
+    local.update(
+        a.arg
+        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                  arguments.vararg, arguments.kwarg)
+        if a is not None
+    )  # fmt: skip
+    read = dict.fromkeys(
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    )
+    return tuple(name for name in read if name in variables and name not in local)
+
+
+@functools.lru_cache(maxsize=64)
+def _module_variables(text: str) -> frozenset[str]:
+    """The names a module binds at its top level by assignment only."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    assigned: set[str] = set()
+    other: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            assigned.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        else:
+            other.update(_bound_by_statement(statement))
+    return frozenset(assigned - other)
+
+
+def _bound_by_statement(statement: ast.stmt) -> set[str]:
+    """Names a top-level statement other than an assignment binds (``def``, ``class``,
+    imports, and whatever a ``for``, ``with`` or ``if`` block binds inside)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    return {
+        n.id
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
 
 
 def _global_setters(text: str, name: str) -> frozenset[str]:

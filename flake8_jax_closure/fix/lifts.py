@@ -42,6 +42,8 @@ class Lifter:
 
     def check_capture(self, capture: StaleCapture, sites: Sequence[CompiledFunction]) -> None:
         """Raises NoFix when the captured value cannot be passed in as an argument."""
+        if capture.no_fix is not None:
+            raise NoFix(capture.no_fix)
         facts = self.facts
         check_attribute_capture(capture, facts)
         bindings = facts.bindings_of(capture.owner, capture.name)
