@@ -1491,3 +1491,39 @@ def test_a_folder_no_script_beside_it_imports_is_its_own_project(tmp_path: Path)
     (tmp_path / "tools" / "a.py").write_text("x = 1\n")
     (tmp_path / "main.py").write_text("import os\n")
     assert project_root(tmp_path / "tools" / "a.py") == (tmp_path / "tools").resolve()
+
+
+@pytest.mark.parametrize(
+    ("setter_tail", "found"),
+    [
+        ("", True),
+        # Clears the caches itself, or through a function of the project it calls.
+        ("    model.step.clear_cache()\n", False),
+        ("    invalidate()\n", False),
+    ],
+)
+def test_a_setter_that_clears_the_caches_is_no_change(
+    tmp_path: Path, setter_tail: str, found: bool
+) -> None:
+    """``config.set_scale`` binds ``SCALE`` through ``global``; the compiled ``model.step``
+    reads ``config.SCALE`` and is registered (by a decorator) in a list whose functions
+    ``invalidate()`` clears."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "registry.py").write_text(
+        "COMPILED = []\n\n\ndef register(f):\n    COMPILED.append(f)\n    return f\n\n\n"
+        "def invalidate():\n    for f in COMPILED:\n        f.clear_cache()\n"
+    )
+    (tmp_path / "config.py").write_text(
+        "import model\nfrom registry import invalidate\n\nSCALE = 1.0\n\n\n"
+        "def set_scale(s):\n    global SCALE\n    SCALE = s\n" + setter_tail
+    )
+    (tmp_path / "model.py").write_text(
+        "import jax\n\nimport config\nfrom registry import register\n\n\n@register\n@jax.jit\n"
+        "def step(x):\n    return x * config.SCALE\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "from config import set_scale\nfrom model import step\n\nfor s in (1.0, 2.0):\n"
+        "    set_scale(s)\n    step(1.0)\n"
+    )
+    findings = _check("--no-cache", str(tmp_path / "model.py"))
+    assert [f["code"] for f in findings] == (["JC103"] if found else [])

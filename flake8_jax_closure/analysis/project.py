@@ -1133,9 +1133,35 @@ class ProjectIndex:
         text = self._text(home)
         key = (home, hash(text), "", f"global setters {name}")
         if key not in self._answers:
-            self._answers[key] = _global_setters(text, name)
+            setters = _global_setters(text, name)
+            # ``set_label_smoothing`` that then calls ``invalidate_compiled()``, which clears
+            # the compiled functions' caches: the next call traces anew.
+            self._answers[key] = frozenset(s for s in setters if not self._clears(home, s))
         found = self._answers[key]
         return found if isinstance(found, frozenset) else frozenset()
+
+    def _clears(self, home: Path, function: str) -> bool:
+        """Whether the function ``function`` of ``home`` clears compiled caches
+        (``f.clear_cache()``, ``jax.clear_caches()``), itself or in a function of the project it
+        calls by name."""
+        module = max(module_names(home, self.root), key=len, default="")
+        defined = self.function_def(home, f"{module}.{function}") if module else None
+        if defined is None:
+            return False
+        if _clears_caches(defined):
+            return True
+        exports = self._exports(home, module)
+        for node in ast.walk(defined):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            source = exports.imported.get(node.func.id) or (module, node.func.id)
+            if not source[1]:
+                continue
+            home_of = self._function_home(source[0], source[1], _MOST_HOPS) or source
+            callee = self.function_def(home, ".".join(home_of))
+            if callee is not None and _clears_caches(callee):
+                return True
+        return False
 
     def _stores(self, call: Call, home: Path, stored: str) -> bool:
         """Whether the store changes the attribute ``stored`` of the file ``home``."""
@@ -1705,6 +1731,15 @@ def _bound_by_statement(statement: ast.stmt) -> set[str]:
         for n in ast.walk(statement)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
+
+
+def _clears_caches(function: ast.FunctionDef) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("clear_cache", "clear_caches")
+        for node in ast.walk(function)
+    )
 
 
 def _global_setters(text: str, name: str) -> frozenset[str]:
