@@ -222,6 +222,10 @@ class MethodCaptureAnalysis:
             # that does what the last one did.
             if self._own_functions_only(cls, attribute):
                 kept |= {id(m) for m in mutations}
+            # ``cls.gamma = g`` (or ``TDAgent.gamma = g``) while every object stores its own
+            # ``self.gamma`` in ``__init__``: the class's value is hidden on every object.
+            if self._shadowed_on_every_object(cls, attribute):
+                kept |= {id(m) for m in mutations if self._stores_on_the_class(m, cls)}
             # ``self.optimizer = optax.adam(self.learning_rate)`` in a ``fit`` run again: an
             # equal object each time, from settings only the constructor sets.
             if no_other_value(facts.tree, cls.scope.node, attribute) and rebuilt_alike(
@@ -573,6 +577,37 @@ class MethodCaptureAnalysis:
             ):
                 return False
         return no_other_value(self.facts.tree, cls.scope.node, attribute)
+
+    def _shadowed_on_every_object(self, cls: ClassFacts, attribute: str) -> bool:
+        """The class's own ``__init__`` stores ``self.<attribute>`` on every way through it."""
+        init = cls.methods.get("__init__")
+        self_name = method_self_name(init) if init is not None else None
+        if init is None or self_name is None:
+            return False
+        return _always_stores(getattr(init.node, "body", []), self_name, attribute)
+
+    def _stores_on_the_class(self, mutation: Mutation, cls: ClassFacts) -> bool:
+        """``cls.gamma = g`` in a classmethod of the class, or ``TDAgent.gamma = g``: a store
+        on the class itself, not on one of its objects."""
+        if len(mutation.path) != 1 or not isinstance(mutation.node, ast.Assign):
+            return False
+        scope = mutation.scope
+        node = scope.node
+        if (
+            isinstance(node, ast.FunctionDef)
+            and scope.parent is cls.scope
+            and any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+            and node.args.args
+            and node.args.args[0].arg == mutation.name
+        ):
+            return True
+        owner = self.facts.resolve(scope, mutation.name)
+        bindings = self.facts.bindings_of(owner, mutation.name)
+        return (
+            len(bindings) == 1
+            and bindings[0].kind is BindingKind.CLASS
+            and bindings[0].node is cls.scope.node
+        )
 
     def _waits_for_itself(self, mutation: Mutation, attribute: str) -> bool:
         """``self.state = jax.block_until_ready(self.state)``: the same object again."""
@@ -1058,10 +1093,7 @@ class MethodCaptureAnalysis:
 
     def _on_object(self, event: Event, key: tuple[int, str]) -> bool:
         """The event calls the compiled method through the name ``key`` names."""
-        node = event.node
-        if event.via is not None or not isinstance(node, ast.Attribute):
-            return False
-        receiver = node.value
+        receiver = _called_receiver(event)
         return isinstance(receiver, ast.Name) and self._made_here(event.driver, receiver.id) == key
 
     def _held_object_changes(
@@ -1432,10 +1464,7 @@ class MethodCaptureAnalysis:
 
     def _other_object(self, event: Event, changed: tuple[int, str]) -> bool:
         """The event calls the compiled method on another object than the one changed."""
-        node = event.node
-        if event.via is not None or not isinstance(node, ast.Attribute):
-            return False
-        receiver = node.value
+        receiver = _called_receiver(event)
         if not isinstance(receiver, ast.Name):
             return False
         called = self._made_here(event.driver, receiver.id)
@@ -1807,3 +1836,51 @@ def _rooted_at(node: ast.expr, name: str) -> bool:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return isinstance(node, ast.Name) and node.id == name
+
+
+def _called_receiver(event: Event) -> ast.expr | None:
+    """The object the event calls the compiled method on: ``hot`` of ``hot.probs(x)``, or of
+    ``hot.entropy(x)`` when ``entropy`` is a method that runs it (on its own ``self``, which
+    is that object)."""
+    node = event.node
+    if not isinstance(node, ast.Attribute):
+        return None
+    via = event.via
+    if via is not None:
+        parent = via.parent
+        if (
+            parent is None
+            or parent.kind is not ScopeKind.CLASS
+            or method_self_name(via) is None
+            or node.attr != via.name
+        ):
+            return None
+    return node.value
+
+
+def _always_stores(body: list[ast.stmt], self_name: str, attribute: str) -> bool:
+    """Whether running ``body`` always stores ``self.<attribute>`` before it can leave: a
+    statement of it that does, or an ``if`` both of whose branches always do."""
+    for statement in body:
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            return False
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if any(
+                isinstance(t, ast.Attribute)
+                and t.attr == attribute
+                and isinstance(t.value, ast.Name)
+                and t.value.id == self_name
+                for t in targets
+            ):
+                return True
+        if (
+            isinstance(statement, ast.If)
+            and statement.orelse
+            and _always_stores(statement.body, self_name, attribute)
+            and _always_stores(statement.orelse, self_name, attribute)
+        ):
+            return True
+        if any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
+            return False  # may leave before a later store
+    return False
