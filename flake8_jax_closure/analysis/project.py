@@ -90,6 +90,20 @@ class Call:
     step: int = 0
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """What a store witness looks for: calls of the entry points ``callers`` of the file
+    ``module`` (known by ``names``), and stores of the attribute ``stored`` of the file
+    ``home``, directly or through its module's ``setters``."""
+
+    module: Path
+    names: frozenset[str]
+    callers: tuple[str, ...]
+    home: Path
+    stored: str
+    setters: frozenset[str]
+
+
 @dataclass
 class _Walk:
     """What one file imports, and the calls it makes in each driver, in order."""
@@ -840,6 +854,7 @@ class ProjectIndex:
         # ``agent.end_episode()`` of a subclass another file defines, whose method stores
         # ``self.epsilon``; and the base's compiled entry points called on its objects.
         subclasses = self._subclass_setters(home, stored) if per_object else []
+        question = _Stored(module, names, tuple(callers), home, stored, setters)
         callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
         callers_named = [*setters, *(m for sub in subclasses for m in sub.setters)]
         # ``.LR = ``, ``.LR *= ``: a store of the attribute written in the text.
@@ -863,7 +878,7 @@ class ProjectIndex:
                 continue
             candidates.append(path)
             calls, lines = self._file_calls(path)
-            relevant = self._store_events(calls, module, names, callers, home, stored, setters)
+            relevant = self._store_events(calls, question)
             for sub in subclasses:
                 relevant += sub.steps(calls, callers)
             # ``s.blend = jax.jit(s._blend)``: the object's compiled attribute made again.
@@ -878,36 +893,28 @@ class ProjectIndex:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         if per_object:
             return None
-        return self._wrapped_store_witness(
-            module, names, callers, home, stored, setters, static, candidates
-        )
+        return self._wrapped_store_witness(question, static, candidates)
 
-    def _store_events(
-        self,
-        calls: list[Call],
-        module: Path,
-        names: frozenset[str],
-        callers: list[str],
-        home: Path,
-        stored: str,
-        setters: frozenset[str],
-    ) -> list[Call]:
+    def _store_events(self, calls: list[Call], question: _Stored) -> list[Call]:
         """Among one file's calls, the runs of an entry point, the stores of the attribute
         (also by a call of a setter of ``home``), the names bound, and the caches cleared
         (``kernels.apply_gain.clear_cache()``, ``jax.clear_caches()``)."""
+        module, names, callers, home = (
+            question.module, question.names, list(question.callers), question.home
+        )  # fmt: skip
         callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
         return (
             [
                 c
                 for c in calls
                 if self._runs_entry(c, module, names, callers)
-                or (c.kind == "store" and self._stores(c, home, stored))
+                or (c.kind == "store" and self._stores(c, home, question.stored))
                 or c.kind == "bind"
             ]
             + [
                 replace(c, kind="store", storing_call=True)
                 for c in calls
-                if c.kind == "call" and c.name in setters and self._is_file(c.module, home)
+                if c.kind == "call" and c.name in question.setters and self._is_file(c.module, home)
             ]
             + [
                 replace(c, kind="clear")
@@ -922,12 +929,7 @@ class ProjectIndex:
 
     def _wrapped_store_witness(
         self,
-        module: Path,
-        names: frozenset[str],
-        callers: list[str],
-        home: Path,
-        stored: str,
-        setters: frozenset[str],
+        question: _Stored,
         static: dict[str, StaticParameters] | None,
         storing_files: list[Path],
     ) -> tuple[WitnessStep, ...] | None:
@@ -937,15 +939,15 @@ class ProjectIndex:
         as its own runs and stores in order. Only ``storing_files``, whose text stores the
         attribute or calls a setter, are read for the functions that store; a function that only
         runs an entry point is looked up where a file calls it."""
-        question = (module, tuple(callers), home, stored)
+        module, home = question.module, question.home
         steps_by_file: dict[Path, dict[str, tuple[Call, ...]]] = {}
 
         def steps_in(path: Path) -> dict[str, tuple[Call, ...]]:
             if path not in steps_by_file:
-                steps_by_file[path] = self._wrapping_functions(path, question, names, setters)
+                steps_by_file[path] = self._wrapping_functions(path, question)
             return steps_by_file[path]
 
-        callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
+        callers_bare = {c.rsplit(".", 1)[-1] for c in question.callers}
         storing = {
             name
             for path in storing_files
@@ -961,7 +963,7 @@ class ProjectIndex:
             if not any(name in code for name in storing):
                 continue
             calls, lines = self._file_calls(path)
-            events = self._store_events(calls, module, names, callers, home, stored, setters)
+            events = self._store_events(calls, question)
             for call in calls:
                 if call.kind != "call" or "." in call.name:
                     continue
@@ -981,21 +983,14 @@ class ProjectIndex:
                 return tuple(lines.step(role, call, again) for role, call, again in found)
         return None
 
-    def _wrapping_functions(
-        self,
-        path: Path,
-        question: tuple[Path, tuple[str, ...], Path, str],
-        names: frozenset[str],
-        setters: frozenset[str],
-    ) -> dict[str, tuple[Call, ...]]:
+    def _wrapping_functions(self, path: Path, question: _Stored) -> dict[str, tuple[Call, ...]]:
         """The module-level functions of the file ``path`` that run an entry point or store
         the attribute the question is about, with those steps in the order written."""
-        module, callers, home, stored = question
         if path.suffix != ".py":
             return {}
         top_level = set(_TOP_LEVEL_DEF.findall(self._code(path)))
         calls, _ = self._file_calls(path)
-        events = self._store_events(calls, module, names, list(callers), home, stored, setters)
+        events = self._store_events(calls, question)
         by_function: dict[str, list[Call]] = {}
         for event in sorted(events, key=_at):
             if event.kind != "bind" and event.driver in top_level:
