@@ -145,7 +145,10 @@ class JaxClosureServer(LanguageServer):
         self._analyses.pop(uri, None)
         # Callers in the project's other modules count, read from disk as they were saved.
         path = to_fs_path(uri) or ""
-        project = ProjectView(path, index_for(path))
+        index = index_for(path)
+        if index is not None:
+            index.refresh()  # files saved since the last analysis are read again
+        project = ProjectView(path, index)
         analysis = analyse_source(source, settings, project, lines_not_run)
         self._analyses[uri] = ((source, lines_not_run), settings, analysis)
         return analysis

@@ -1148,6 +1148,181 @@ def test_a_method_of_a_subclass_in_another_file_storing_the_attribute_is_the_cha
     )
 
 
+BASE_TRAINER = """import jax
+import jax.numpy as jnp
+
+
+class BaseTrainer:
+    def __init__(self, lr, clip):
+        self.lr = lr
+        self.clip = clip
+        self._step = jax.jit(self._update)
+
+    def _update(self, w, g):
+        return w - self.lr * jnp.clip(g, -self.clip, self.clip)
+
+    def end_epoch(self):
+        pass
+
+    def fit(self, w, g, epochs):
+        for epoch in range(epochs):
+            w = self._step(w, g)
+            self.end_epoch()
+        return w
+"""
+ANNEALED = """from pkg.base import BaseTrainer
+
+
+class AnnealedTrainer(BaseTrainer):
+    def end_epoch(self):
+        self.clip = self.clip * 0.5
+"""
+
+
+@pytest.mark.parametrize(
+    ("subclass", "script", "found"),
+    [
+        (ANNEALED, "t = AnnealedTrainer(0.1, 4.0)\nt.fit(1.0, 9.0, 3)\n", True),
+        # Made through the package, which imports the subclass.
+        (ANNEALED, "import pkg\n\nt = pkg.AnnealedTrainer(0.1, 4.0)\nt.fit(1.0, 9.0, 3)\n", True),
+        # No object of the subclass is made: the base's hook runs, and stores nothing.
+        (ANNEALED, "t = BaseTrainer(0.1, 4.0)\nt.fit(1.0, 9.0, 3)\n", False),
+        # The subclass runs its own ``fit``, which calls no hook after a compiled call.
+        (
+            ANNEALED + "\n    def fit(self, w, g, epochs):\n        self.end_epoch()\n"
+            "        return self._step(w, g)\n",
+            "t = AnnealedTrainer(0.1, 4.0)\nt.fit(1.0, 9.0, 3)\n",
+            False,
+        ),
+        # The override stores another attribute.
+        (
+            ANNEALED.replace("self.clip = self.clip", "self.epochs = 1"),
+            "t = AnnealedTrainer(0.1, 4.0)\nt.fit(1.0, 9.0, 3)\n",
+            False,
+        ),
+    ],
+)
+def test_a_hook_a_subclass_in_another_file_overrides_to_store_the_attribute_is_the_change(
+    project: Path, subclass: str, script: str, found: bool
+) -> None:
+    """``fit`` runs the compiled ``self._step``, then ``self.end_epoch()``, which
+    ``AnnealedTrainer`` in another file overrides to store ``self.clip``: on its objects the
+    next pass reuses the first trace. The witness is the base's own loop."""
+    (project / "pkg" / "base.py").write_text(BASE_TRAINER)
+    (project / "pkg" / "annealed.py").write_text(subclass)
+    (project / "pkg" / "__init__.py").write_text("from .annealed import AnnealedTrainer\n")
+    (project / "scripts" / "run.py").write_text(
+        "from pkg.annealed import AnnealedTrainer\nfrom pkg.base import BaseTrainer\n\n" + script
+    )
+    findings = _check("--no-cache", str(project / "pkg" / "base.py"))
+    if not found:
+        assert [f["code"] for f in findings] == []
+        return
+    (finding,) = findings
+    assert finding["code"] == "JC104" and finding["name"] == "self.clip"
+    assert _steps(finding) == [
+        (None, 19, "trace", None, None),
+        (None, 20, "change", "end_epoch", None),
+        (None, 19, "reuse", None, "next pass of the loop at line 18"),
+    ]
+    assert "reads 'self.clip', changed in pkg/annealed.py at line 6 in 'AnnealedTrainer." in (
+        str(finding["message"])
+    )
+
+
+CALLBACK_TRAINER = """from functools import partial
+
+import jax
+
+
+class Trainer:
+    def __init__(self, lr, callbacks=()):
+        self.lr = lr
+        self.callbacks = list(callbacks)
+
+    @partial(jax.jit, static_argnums=0)
+    def step(self, w, g):
+        return w - self.lr * g
+
+    def fit(self, w, g, epochs):
+        for epoch in range(epochs):
+            w = self.step(w, g)
+            for cb in self.callbacks:
+                cb.on_epoch_end(self, epoch)
+        return w
+"""
+DECAY = """class LRDecay:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def on_epoch_end(self, trainer, epoch):
+        trainer.lr = trainer.lr * self.factor
+"""
+
+
+@pytest.mark.parametrize(
+    ("trainer", "callback", "script", "found"),
+    [
+        (CALLBACK_TRAINER, DECAY, "t = Trainer(0.4, [LRDecay(0.5)])\nt.fit(1.0, 2.0, 3)\n", True),
+        # No object of the callback's class is made.
+        (CALLBACK_TRAINER, DECAY, "t = Trainer(0.4, [])\nt.fit(1.0, 2.0, 3)\n", False),
+        # The callback stores into what it is given second, not the trainer.
+        (
+            CALLBACK_TRAINER,
+            DECAY.replace("trainer.lr = trainer.lr", "epoch.lr = trainer.lr"),
+            "t = Trainer(0.4, [LRDecay(0.5)])\nt.fit(1.0, 2.0, 3)\n",
+            False,
+        ),
+        # The callbacks run once, after the last compiled call.
+        (
+            CALLBACK_TRAINER.replace(
+                "            for cb in self.callbacks:\n                cb.on_epoch_end(self, "
+                "epoch)\n",
+                "        for cb in self.callbacks:\n            cb.on_epoch_end(self, 0)\n",
+            ),
+            DECAY,
+            "t = Trainer(0.4, [LRDecay(0.5)])\nt.fit(1.0, 2.0, 3)\n",
+            False,
+        ),
+        # The learning rate reaches the compiled method as a static argument.
+        (
+            CALLBACK_TRAINER.replace("static_argnums=0", "static_argnums=(0, 3)")
+            .replace("def step(self, w, g):", "def step(self, w, g, lr):")
+            .replace("return w - self.lr * g", "return w - lr * g")
+            .replace("w = self.step(w, g)", "w = self.step(w, g, self.lr)"),
+            DECAY,
+            "t = Trainer(0.4, [LRDecay(0.5)])\nt.fit(1.0, 2.0, 3)\n",
+            False,
+        ),
+    ],
+)
+def test_a_callback_in_another_file_storing_into_the_object_handed_it_is_the_change(
+    project: Path, trainer: str, callback: str, script: str, found: bool
+) -> None:
+    """``fit`` runs the compiled ``self.step``, then hands itself to each callback it was
+    given (``cb.on_epoch_end(self, epoch)``); ``LRDecay`` in another file, whose objects the
+    project makes, stores ``trainer.lr`` there. The handing call is the change."""
+    (project / "pkg" / "trainer.py").write_text(trainer)
+    (project / "pkg" / "callbacks.py").write_text(callback)
+    (project / "scripts" / "run.py").write_text(
+        "from pkg.callbacks import LRDecay\nfrom pkg.trainer import Trainer\n\n" + script
+    )
+    findings = _check("--no-cache", str(project / "pkg" / "trainer.py"))
+    if not found:
+        assert [f["code"] for f in findings] == []
+        return
+    (finding,) = findings
+    assert finding["code"] == "JC104" and finding["name"] == "self.lr"
+    assert _steps(finding) == [
+        (None, 17, "trace", None, None),
+        (None, 19, "change", None, None),
+        (None, 17, "reuse", None, "next pass of the loop at line 16"),
+    ]
+    assert "reads 'self.lr', changed in pkg/callbacks.py at line 6 in 'LRDecay.on_epoch_end'" in (
+        str(finding["message"])
+    )
+
+
 @pytest.mark.parametrize(
     ("holder", "beside", "expected"),
     [

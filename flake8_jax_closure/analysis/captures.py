@@ -152,6 +152,9 @@ class StaleCapture:
     rebound_elsewhere: bool = False
     # Why no fix can pass the value (a global of another module, read by its own function).
     no_fix: str | None = None
+    # The store another file makes in a method this module's code runs (a subclass's
+    # override of a hook the class calls): its line there, and the method as ``via``.
+    changed_in: WitnessStep | None = None
 
     @property
     def changed_elsewhere(self) -> WitnessStep | None:
@@ -159,6 +162,8 @@ class StaleCapture:
         or mutation of this module is the change)."""
         if self.rebinding is not None or self.mutation is not None:
             return None
+        if self.changed_in is not None:
+            return self.changed_in
         return next((s for s in self.path.steps if s.role is Role.CHANGE), None)
 
     @property

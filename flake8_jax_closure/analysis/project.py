@@ -60,6 +60,7 @@ _MUTATING = MUTATING_METHODS_RETURNING_NONE | MUTATING_METHODS_RETURNING_VALUE
 _MOST_FILES = 20_000
 # ``def name`` at a module's top level.
 _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
 @dataclass(frozen=True)
@@ -497,6 +498,11 @@ class ProjectIndex:
         self._fingerprint: bytes | None = None
         self._resolved: dict[Path, Path] = {}
         self._codes: dict[tuple[Path, int], str] = {}
+        self._named: dict[Path, tuple[int, frozenset[str]]] = {}
+        self._with_reals: list[tuple[Path, Path]] | None = None
+        # Files whose state was looked at since the last ``refresh``: each question walks
+        # every file, and one look a file is enough for one answer.
+        self._looked: set[Path] = set()
 
     def files(self) -> list[Path]:
         if self._files is None:
@@ -534,8 +540,17 @@ class ProjectIndex:
             parts.append(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}")
         return "\n".join(parts).encode()
 
+    def refresh(self) -> None:
+        """Look at the files again at their next use: an editor's process lives long, and the
+        files it did not hand over may have been saved since."""
+        self._looked.clear()
+
     def _text(self, path: Path) -> str:
-        """The file's text, read again once it changed (an editor's process lives long)."""
+        """The file's text, read again once it changed since the last ``refresh``."""
+        known = self._texts.get(path)
+        if known is not None and path in self._looked:
+            return known[1]
+        self._looked.add(path)
         try:
             stat = path.stat()
             state = (stat.st_size, stat.st_mtime_ns)
@@ -788,13 +803,9 @@ class ProjectIndex:
         # A witness calls a changer and a caller: a text naming no one of either has none.
         changers_bare = {name.rsplit(".", 1)[-1] for name in changers}
         callers_bare = {name.rsplit(".", 1)[-1] for name in callers}
-        for path in self.files():
-            if self._real(path) == self._real(module):
-                continue
-            code = self._code(path)
-            if not any(name in code for name in changers_bare) or not any(
-                name in code for name in callers_bare
-            ):
+        for path in self._others(self._real(module)):
+            named = self._names(path)
+            if named.isdisjoint(changers_bare) or named.isdisjoint(callers_bare):
                 continue
             calls, lines = self._file_calls(path)
             found = _stale_order(
@@ -862,18 +873,16 @@ class ProjectIndex:
         # The module is named where it is imported (``import sim``, ``from pkg import sim``).
         imported_as = home.parent.name if home.stem == "__init__" else home.stem
         candidates: list[Path] = []
-        for path in self.files():
-            if self._real(path) in (self._real(module), home):
-                continue
-            code = self._code(path)
+        for path in self._others(self._real(module), home):
+            named = self._names(path)
             # Only a text that stores the attribute (``.LR``) or calls a setter.
             if (
-                not any(name in code for name in callers_bare)
+                named.isdisjoint(callers_bare)
                 or not (
-                    (f".{bare}" in code and store.search(code))
-                    or any(name in code for name in callers_named)
+                    (bare in named and store.search(self._code(path)))
+                    or not named.isdisjoint(callers_named)
                 )
-                or (not per_object and imported_as not in code)
+                or (not per_object and imported_as not in named)
             ):
                 continue
             candidates.append(path)
@@ -956,11 +965,8 @@ class ProjectIndex:
         }
         if not storing:
             return None
-        for path in self.files():
-            if self._real(path) == self._real(module):
-                continue
-            code = self._code(path)
-            if not any(name in code for name in storing):
+        for path in self._others(self._real(module)):
+            if self._names(path).isdisjoint(storing):
                 continue
             calls, lines = self._file_calls(path)
             events = self._store_events(calls, question)
@@ -970,7 +976,7 @@ class ProjectIndex:
                 defined = self._module_file(call.module)
                 if defined is None or self._real(defined) in (self._real(module), home):
                     continue
-                if not any(c in self._code(defined) for c in callers_bare):
+                if self._names(defined).isdisjoint(callers_bare):
                     continue
                 steps = steps_in(defined).get(call.name, ())
                 for number, step in enumerate(steps, start=1):
@@ -997,6 +1003,107 @@ class ProjectIndex:
                 by_function.setdefault(event.driver, []).append(event)
         return {function: tuple(steps) for function, steps in by_function.items()}
 
+    def subclass_stores(self, module: Path, stored: str) -> list[MethodStore]:
+        """The methods that subclasses other files of the project define of the class
+        ``stored`` names in ``module`` (``BaseTrainer.clip``), and that store the attribute on
+        ``self`` outside construction (``AnnealedClipTrainer.end_epoch``), each with the line
+        of its first store."""
+        found: list[MethodStore] = []
+        for subclass in self._subclass_setters(self._real(module), stored):
+            if not self._made(subclass):
+                continue  # no object of it runs the override
+            found.extend(
+                MethodStore(method, subclass.name, subclass.lines.shown(), line)
+                for method, line in subclass.stores
+            )
+        return found
+
+    def _classes_defined(self, path: Path) -> tuple[_ClassDefined, ...]:
+        """The file's top-level classes with bases: one parse a file, whatever base or
+        attribute is asked about."""
+        text = self._text(path)
+        key = (path, hash(text), "", "subclasses")
+        if key not in self._answers:
+            module = max(module_names(path, self.root), key=len, default="")
+            self._answers[key] = _subclasses(text, module, path)
+        answer = self._answers[key]
+        return answer if isinstance(answer, tuple) else ()
+
+    def _inherits(self, module: str, owner: str, method: str, home: Path, defined: str) -> bool:
+        """Whether ``owner.method`` (a class ``module`` names) is the method ``method`` of the
+        class ``defined`` of the file ``home``: the class itself, or a subclass of it that
+        does not define the method again (``AnnealedClipTrainer.fit``, inherited from
+        ``BaseTrainer``)."""
+        found = self._class_home(module, owner, _MOST_HOPS)
+        if found is None:
+            return False
+        path, name = found
+        if self._real(path) == home:
+            return name == defined
+        for cls in self._classes_defined(path):
+            if cls.name != name:
+                continue
+            if method == "__init__" or any(m == method for m, _ in cls.stores):
+                return False  # its own method runs, not the base's
+            return any(self._is_class(m, n, home, defined) for m, n in cls.bases)
+        return False
+
+    def _made(self, subclass: _Subclass) -> bool:
+        return self._makes_objects_of(subclass.lines.path, subclass.name)
+
+    def _makes_objects_of(self, path: Path, class_name: str) -> bool:
+        """Whether the project makes an object of the class the file defines: a call of it in
+        its own file, or in another file that imports it."""
+        own = re.compile(rf"(?<![\w.])(?<!class ){re.escape(class_name)}[ \t]*\(")
+        if own.search(self._code(path)):
+            return True
+        real = self._real(path)
+        for other in self._others(real):
+            if class_name not in self._names(other):
+                continue
+            calls, _ = self._file_calls(other)
+            for call in calls:
+                if call.kind != "call" or call.name != class_name:
+                    continue
+                # Also through a package that imports it (``from trainers import Annealed``).
+                found = self._class_home(call.module, call.name, _MOST_HOPS)
+                if found is not None and self._real(found[0]) == real:
+                    return True
+        return False
+
+    def handed_stores(
+        self, module: Path, method: str, position: int, attribute: str
+    ) -> list[MethodStore]:
+        """The methods named ``method`` of classes other files of the project define, whose
+        parameter at ``position`` (after their own ``self``) is stored into as ``<param>.
+        <attribute>``: ``LRDecay.on_epoch_end(self, trainer, epoch)`` storing ``trainer.lr``,
+        for ``cb.on_epoch_end(self, epoch)`` in a method of the module that hands its own
+        object on. Only classes the project makes objects of."""
+        found: list[MethodStore] = []
+        for path in self._others(self._real(module)):
+            if path.suffix != ".py":
+                continue
+            named = self._names(path)
+            if method not in named or attribute not in named:
+                continue
+            text = self._text(path)
+            key = (path, hash(text), "", "parameter stores")
+            if key not in self._answers:
+                self._answers[key] = _parameter_stores(text)
+            answer = self._answers[key]
+            if not isinstance(answer, tuple):
+                continue
+            for class_name, stores in answer:
+                if class_name is None:
+                    continue
+                for name, index, stored, line in stores:
+                    if (name, index, stored) != (method, position, attribute):
+                        continue
+                    if self._makes_objects_of(path, class_name):
+                        shown = _Lines(path, self.root, None).shown()
+                        found.append(MethodStore(method, class_name, shown, line))
+        return found
+
     def _subclass_setters(self, home: Path, stored: str) -> list[_Subclass]:
         """The subclasses other files of the project define of the class ``stored`` names
         (``BaseAgent.epsilon``) in ``home``, with their methods that store the attribute on
@@ -1005,23 +1112,24 @@ class ProjectIndex:
         if not base or "." in base:
             return []
         found: list[_Subclass] = []
-        for path in self.files():
-            if self._real(path) == home or path.suffix != ".py":
+        for path in self._others(home):
+            if path.suffix != ".py":
                 continue
-            if base not in self._code(path):
+            if base not in self._names(path):
                 continue
-            text = self._text(path)
-            key = (path, hash(text), "", f"subclasses {base}.{attribute}")
-            if key not in self._answers:
-                module = max(module_names(path, self.root), key=len, default="")
-                self._answers[key] = tuple(
-                    _Subclass(module_names(path, self.root), name, frozenset(setters))
-                    for name, bases, setters in _subclasses(text, module, path, attribute)
-                    if any(self._is_class(m, n, home, base) for m, n in bases)
+            for subclass in self._classes_defined(path):
+                lines = tuple(
+                    (method, stored[attribute])
+                    for method, stored in subclass.stores
+                    if attribute in stored
                 )
-            answer = self._answers[key]
-            if isinstance(answer, tuple):
-                found.extend(s for s in answer if isinstance(s, _Subclass) and s.setters)
+                if lines and any(self._is_class(m, n, home, base) for m, n in subclass.bases):
+                    found.append(
+                        _Subclass(
+                            module_names(path, self.root), subclass.name,
+                            frozenset(m for m, _ in lines), _Lines(path, self.root, None), lines,
+                        )
+                    )  # fmt: skip
         return found
 
     def object_witness(
@@ -1045,12 +1153,10 @@ class ProjectIndex:
         held = {f"{home_name}.{name}" for home_name in module_names(home, self.root)}
         mutators = self._object_mutators(home, name)
         callers_bare = {c.rsplit(".", 1)[-1] for c in callers}
-        for path in self.files():
-            if self._real(path) in (self._real(module), home):
-                continue
-            code = self._code(path)
-            if not any(c in code for c in callers_bare) or not (
-                name in code or any(function in code for _, function in mutators)
+        for path in self._others(self._real(module), home):
+            named = self._names(path)
+            if named.isdisjoint(callers_bare) or not (
+                name in named or any(function in named for _, function in mutators)
             ):
                 continue
             calls, lines = self._file_calls(path)
@@ -1077,8 +1183,8 @@ class ProjectIndex:
         after ``from registry import HPARAMS``), with the names of their files."""
         homes = module_names(home, self.root)
         found: list[tuple[frozenset[str], str]] = []
-        for path in self.files():
-            if self._real(path) == home or path.suffix != ".py" or name not in self._code(path):
+        for path in self._others(home):
+            if path.suffix != ".py" or name not in self._names(path):
                 continue
             text = self._text(path)
             key = (path, hash(text), "", f"mutators {name}")
@@ -1109,6 +1215,23 @@ class ProjectIndex:
         if code is None:
             code = self._codes[key] = _notebook_module(path, text, self.root)[0]
         return code
+
+    def _others(self, *excluded: Path) -> Iterator[Path]:
+        """The project's files but those whose real paths are ``excluded``."""
+        if self._with_reals is None:
+            self._with_reals = [(path, self._real(path)) for path in self.files()]
+        return (path for path, real in self._with_reals if real not in excluded)
+
+    def _names(self, path: Path) -> frozenset[str]:
+        """The identifiers the file's code writes: every question of the index first skips
+        the files that name none of what it is about, and a set answers that at once."""
+        known = self._named.get(path)
+        if known is not None and path in self._looked:
+            return known[1]
+        code = self._code(path)
+        if known is None or known[0] != hash(code):
+            known = self._named[path] = (hash(code), frozenset(_IDENTIFIER.findall(code)))
+        return known[1]
 
     def _real(self, path: Path) -> Path:
         """The path with links resolved, asked once a path: each question of the index walks
@@ -1186,11 +1309,12 @@ class ProjectIndex:
         owner, _, method = call.name.rpartition(".")
         if not owner or "." in owner or not any(c.endswith(f".{method}") for c in callers):
             return False
-        found = self._class_home(call.module, owner, _MOST_HOPS)
-        return (
-            found is not None
-            and self._real(found[0]) == self._real(module)
-            and f"{found[1]}.{method}" in callers
+        real = self._real(module)
+        return any(
+            c.rpartition(".")[2] == method
+            and "." not in c.rpartition(".")[0]
+            and self._inherits(call.module, owner, method, real, c.rpartition(".")[0])
+            for c in callers
         )
 
     def called_elsewhere(self, module: Path, qualified: str) -> bool:
@@ -1198,15 +1322,41 @@ class ProjectIndex:
         (``train``, ``Trainer.fit``) of ``module``: then it runs."""
         names = module_names(module, self.root)
         bare = qualified.rsplit(".", 1)[-1]
-        for path in self.files():
-            if self._real(path) == self._real(module):
-                continue
-            if bare not in self._code(path):
+        home = self._real(module)
+        for path in self._others(home):
+            if bare not in self._names(path):
                 continue
             calls, _ = self._file_calls(path)
             if any(c.kind == "call" and c.module in names and c.name == qualified for c in calls):
                 return True
+            # ``trainer.fit(...)`` on an object of a subclass that inherits ``Trainer.fit``.
+            owner, _, method = qualified.rpartition(".")
+            if (
+                owner
+                and "." not in owner
+                and any(
+                    c.kind == "call"
+                    and c.name.endswith(f".{method}")
+                    and c.name.count(".") == 1
+                    and self._inherits(c.module, c.name.partition(".")[0], method, home, owner)
+                    for c in calls
+                )
+            ):
+                return True
         return False
+
+
+@dataclass(frozen=True)
+class MethodStore:
+    """A method of a class another file defines that stores an attribute of an object the
+    module's code runs it on or hands it: ``end_epoch`` of the subclass ``AnnealedClipTrainer``,
+    storing ``self.clip`` in ``trainers/annealed.py`` at line 13; ``on_epoch_end`` of the
+    callback ``LRDecay``, storing ``trainer.lr``."""
+
+    method: str
+    owner: str  # the class defining the method
+    path: str  # as a witness shows it
+    line: int
 
 
 @dataclass(frozen=True)
@@ -1217,6 +1367,8 @@ class _Subclass:
     modules: frozenset[str]  # the dotted names its file may be imported by
     name: str
     setters: frozenset[str]
+    lines: _Lines  # how its file's lines are shown
+    stores: tuple[tuple[str, int], ...] = ()  # each setter, with the line of its first store
 
     def steps(self, calls: list[Call], callers: list[str]) -> list[Call]:
         """Among a file's calls, those of a setter method on an object of the subclass (as
@@ -1235,15 +1387,66 @@ class _Subclass:
         return found
 
 
-def _subclasses(
-    text: str, module: str, path: Path, attribute: str
-) -> list[tuple[str, list[tuple[str, str]], list[str]]]:
-    """The module's top-level classes, each with the (module, name) of its bases as its
-    imports give them, and its methods that store ``self.<attribute>`` outside ``__init__``."""
+@dataclass(frozen=True)
+class _ClassDefined:
+    """A module's top-level class with bases: the (module, name) of each base as the module's
+    imports give it, and the attributes each method but ``__init__`` stores on ``self``."""
+
+    name: str
+    bases: tuple[tuple[str, str], ...]
+    stores: tuple[tuple[str, dict[str, int]], ...]  # each method, with its first store lines
+
+
+def _parameter_stores(
+    text: str,
+) -> tuple[tuple[str, tuple[tuple[str, int, str, int], ...]], ...]:
+    """The module's top-level classes, each with the stores its methods make into attributes
+    of their parameters after ``self``: (method, the parameter's place counted from 0 after
+    ``self``, attribute, line), for a method that binds the parameter to nothing else."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        return ()
+    found = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        stores: list[tuple[str, int, str, int]] = []
+        for method in statement.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if any(
+                isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                for d in method.decorator_list
+            ):
+                continue
+            parameters = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+            rebound = {
+                n.id
+                for n in ast.walk(method)
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+            }
+            for node in ast.walk(method):
+                for target in assigned_targets(node):
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id in parameters
+                        and target.value.id not in rebound
+                    ):
+                        index = parameters.index(target.value.id)
+                        stores.append((method.name, index, target.attr, target.lineno))
+        if stores:
+            found.append((statement.name, tuple(stores)))
+    return tuple(found)
+
+
+def _subclasses(text: str, module: str, path: Path) -> tuple[_ClassDefined, ...]:
+    """The module's top-level classes that name a base (``_ClassDefined``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
     imported = module_exports(text, module, path.stem == "__init__").imported
     found = []
     for statement in tree.body:
@@ -1260,16 +1463,16 @@ def _subclasses(
             elif head:
                 source = imported.get(head)
                 bases.append((source[0], rest) if source and not source[1] else (head, rest))
-        setters = [
-            method.name
+        if not bases:
+            continue
+        stores = tuple(
+            (method.name, _stored_on_self(method))
             for method in statement.body
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
             and method.name != "__init__"
-            and _stores_on_self(method, attribute)
-        ]
-        if bases:
-            found.append((statement.name, bases, setters))
-    return found
+        )
+        found.append(_ClassDefined(statement.name, tuple(bases), stores))
+    return tuple(found)
 
 
 def _mutators(text: str, module: str, path: Path, name: str) -> tuple[tuple[str, str], ...]:
@@ -1321,22 +1524,23 @@ def _rooted(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
-def _stores_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str) -> bool:
-    """Whether the method stores ``self.<attribute>`` (its first parameter's)."""
+def _stored_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """The attributes the method stores on ``self`` (its first parameter), each with the
+    first line that stores it."""
     parameters = method.args.posonlyargs + method.args.args
     if not parameters:
-        return False
+        return {}
     self_name = parameters[0].arg
+    found: dict[str, int] = {}
     for node in ast.walk(method):
         for target in assigned_targets(node):
             if (
                 isinstance(target, ast.Attribute)
-                and target.attr == attribute
                 and isinstance(target.value, ast.Name)
                 and target.value.id == self_name
             ):
-                return True
-    return False
+                found[target.attr] = min(found.get(target.attr, target.lineno), target.lineno)
+    return found
 
 
 @dataclass(frozen=True)
@@ -1347,10 +1551,15 @@ class _Lines:
     root: Path
     cells: tuple[tuple[int, int], ...] | None  # (module line the cell starts at, cell number)
 
-    def step(self, role: Role, call: Call, again: str | None) -> WitnessStep:
+    def shown(self) -> str:
+        """The file's path from the project's root (from above it, when the root is a
+        package)."""
         base = self.root.resolve()
         base = base.parent if (base / "__init__.py").exists() else base
-        shown = self.path.resolve().relative_to(base).as_posix()
+        return self.path.resolve().relative_to(base).as_posix()
+
+    def step(self, role: Role, call: Call, again: str | None) -> WitnessStep:
+        shown = self.shown()
         line = call.line
         if self.cells:
             start, number = max((c for c in self.cells if c[0] <= line), default=self.cells[0])
@@ -1540,6 +1749,18 @@ class ProjectView:
     def called_elsewhere(self, qualified: str) -> bool:
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
 
+    def handed_stores(self, method: str, position: int, attribute: str) -> list[MethodStore]:
+        """Methods of classes in other files storing into the object handed to them
+        (``ProjectIndex.handed_stores``)."""
+        if self.index is None:
+            return []
+        return self.index.handed_stores(self.module, method, position, attribute)
+
+    def subclass_stores(self, stored: str) -> list[MethodStore]:
+        """Methods of subclasses in other files storing ``stored`` (``Trainer.lr``) of a class
+        of this module (``ProjectIndex.subclass_stores``)."""
+        return [] if self.index is None else self.index.subclass_stores(self.module, stored)
+
     def store_witness(
         self,
         callers: list[str],
@@ -1613,25 +1834,46 @@ def _class_query(text: str, class_name: str, query: Callable[[Facts, Scope], _T]
     """``query`` asked of the module-level class ``class_name`` of the module ``text``; None
     when the module does not parse or defines no such class, or two."""
     from .facts.model import ScopeKind
+
+    facts = _module_facts(text)
+    if facts is None:
+        return None
+    classes = [
+        scope
+        for scope in facts.module_scope.children
+        if scope.kind is ScopeKind.CLASS and scope.name == class_name
+    ]
+    if len(classes) != 1:
+        return None  # defined twice: the code does not say which
+    return query(facts, classes[0])
+
+
+# The facts of the modules whose classes were asked about last: one class is asked several
+# questions (what each compiled method reads), and a large module takes long to visit.
+_FACTS: collections.OrderedDict[str, Facts | None] = collections.OrderedDict()
+_MOST_FACTS = 4
+
+
+def _module_facts(text: str) -> Facts | None:
+    """The module's facts with its whole body visited; None when it does not parse."""
     from .facts.queries import Facts
 
+    if text in _FACTS:
+        _FACTS.move_to_end(text)
+        return _FACTS[text]
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None
-    facts = Facts(tree, text)
-    try:
+        facts = None
+    else:
+        facts = Facts(tree, text)
         facts.ensure_scope(facts.module_scope)
-        classes = [
-            scope
-            for scope in facts.module_scope.children
-            if scope.kind is ScopeKind.CLASS and scope.name == class_name
-        ]
-        if len(classes) != 1:
-            return None  # defined twice: the code does not say which
-        return query(facts, classes[0])
-    finally:
-        facts.release()
+    _FACTS[text] = facts
+    while len(_FACTS) > _MOST_FACTS:
+        _, dropped = _FACTS.popitem(last=False)
+        if dropped is not None:
+            dropped.release()
+    return facts
 
 
 def _module_function(text: str, name: str) -> ast.FunctionDef | None:

@@ -14,12 +14,12 @@ anything.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
-from .layout import is_own
 from .names import assigned_targets
 
 _METHODS_FOLLOWED = 32  # past this many methods, the call is taken to read anything
@@ -279,20 +279,36 @@ def _stores_of(
         self_name = method_self_name(method)
         if self_name is None:
             continue
-        for node in ast.walk(method.node):
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign):
-                targets, value = [node.target], node.value
-            elif isinstance(node, ast.AugAssign):
-                targets = [node.target]
-            for target in targets:
-                for element in ast.walk(target):
-                    if is_own(element, self_name, name):
-                        plain = element is target and len(targets) == 1
-                        yield method, self_name, value if plain else None
+        for attribute, value in _stores_on_self(method.node, self_name):
+            if attribute == name:
+                yield method, self_name, value
+
+
+@functools.lru_cache(maxsize=1024)
+def _stores_on_self(node: ast.AST, self_name: str) -> tuple[tuple[str, ast.expr | None], ...]:
+    """Each store into an attribute of ``self_name`` in the function ``node``, in ``ast.walk``
+    order: the attribute, and the value (None for a store that is not ``self.x = value``
+    alone). Walked once a method: a class's every attribute asks about its stores."""
+    found: list[tuple[str, ast.expr | None]] = []
+    for node_ in ast.walk(node):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node_, ast.Assign):
+            targets, value = node_.targets, node_.value
+        elif isinstance(node_, ast.AnnAssign):
+            targets, value = [node_.target], node_.value
+        elif isinstance(node_, ast.AugAssign):
+            targets = [node_.target]
+        for target in targets:
+            for element in ast.walk(target):
+                if (
+                    isinstance(element, ast.Attribute)
+                    and isinstance(element.value, ast.Name)
+                    and element.value.id == self_name
+                ):
+                    plain = element is target and len(targets) == 1
+                    found.append((element.attr, value if plain else None))
+    return tuple(found)
 
 
 def _unwrapped(facts: Facts, method: Scope, value: ast.expr) -> ast.expr:

@@ -92,5 +92,15 @@ def check(capture: StaleCapture) -> Finding | None:
         capture,
         CODE,
         f"'{compiled.name}' ({compiled.transform}{held}) reads '{capture.name}.{capture.attribute}'"
-        f"{through}, {changed(site, elsewhere)}; {STALE}",
+        f"{through}, {_changed(capture)}; {STALE}",
     )
+
+
+def _changed(capture: StaleCapture) -> str:
+    """Where the attribute changes; for a subclass's override in another file, ``changed in
+    trainers/annealed.py at line 13 in 'AnnealedClipTrainer.end_epoch' (attribute
+    assigned)``."""
+    stored = capture.changed_in
+    if stored is None:
+        return changed(capture.mutation, capture.changed_elsewhere)
+    return f"changed in {stored.path} at line {stored.line} in '{stored.via}' (attribute assigned)"

@@ -40,7 +40,7 @@ from ...analysis.bindings import (
     same_tree,
     waits_for,
 )
-from ...analysis.callgraph.events import Event, EventKind, Reach, level
+from ...analysis.callgraph.events import Event, EventKind, Reach, event_at, level
 from ...analysis.callgraph.functions import CONSTRUCTORS
 from ...analysis.callgraph.graph import CallGraph
 from ...analysis.captures import CaptureAnalysis, StaleCapture
@@ -76,6 +76,7 @@ from ...analysis.timing import (
     stale_path,
 )
 from ...analysis.unread import handed_unread
+from ...diagnostics import Role, WitnessStep
 from .classes import ClassFacts, MutableClasses, enclosing_method
 from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
@@ -267,6 +268,23 @@ class MethodCaptureAnalysis:
                     )
                     if parts is None or parts.touches(change.path)
                 ]
+            read_whole = not fed and parts is None and layout is None and fields is None
+            if not stale and read_whole:
+                # ``self.end_epoch()`` in ``fit``'s loop, a hook a subclass in another file
+                # overrides to store ``self.clip``.
+                by_hook = self._stored_by_subclass_hook(
+                    cls, life, replacers, attribute
+                ) or self._stored_through_handed_self(cls, life, attribute)
+                if by_hook is not None:
+                    hook_path, stored_in = by_hook
+                    attribute_reads.sort(key=lambda r: r.start)
+                    yield StaleCapture(
+                        site, self_name, method, attribute_reads[0], tuple(attribute_reads),
+                        None, None, attribute=attribute, static_self=holder.static_self,
+                        bound_method=holder.bound_method, read_through=through.get(attribute),
+                        path=hook_path, changed_in=stored_in,
+                    )  # fmt: skip
+                    continue
             if not stale:
                 stored_elsewhere = self._stored_in_another_file(
                     cls, holder, attribute, life,
@@ -329,6 +347,80 @@ class MethodCaptureAnalysis:
         return project.store_witness(
             callers, project.module, f"{cls.scope.name}.{attribute}", per_object=True
         )
+
+    def _stored_by_subclass_hook(
+        self, cls: ClassFacts, life: CompiledLife, replacers: set[Scope], attribute: str
+    ) -> tuple[StalePath, WitnessStep] | None:
+        """The stale path through a method of the class that a subclass in another file of the
+        project overrides to store the attribute: ``fit`` traces ``self._step``, then runs
+        ``self.end_epoch()``, which ``AnnealedClipTrainer`` (``trainers/annealed.py``, whose
+        objects the project makes) defines to store ``self.clip``, then calls ``self._step``
+        again. The path runs through the class's own method, which runs the override on such
+        an object; the change step names the override's store."""
+        project = self.captures.project
+        if project is None or cls.scope.parent is None:
+            return None
+        if cls.scope.parent.kind is not ScopeKind.MODULE:
+            return None  # only a module-level class can be subclassed in another file
+        for store in project.subclass_stores(f"{cls.scope.name}.{attribute}"):
+            hook = cls.methods.get(store.method)
+            if hook is None or hook.name in cls.construction or hook in replacers:
+                continue
+            body = getattr(hook.node, "body", None)
+            if not body:
+                continue
+            first = body[0]
+            driver, at, loops = level(hook, (first.lineno, first.col_offset), ())
+            reach = self.graph.propagate(
+                [Event(driver, at, loops, EventKind.RUN, node=first)], None
+            )
+            path = self._per_object_path(cls, life, reach)
+            if path is not None and path.witnessed:
+                return path, WitnessStep(
+                    Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}",
+                    path=store.path,
+                )  # fmt: skip
+        return None
+
+    def _stored_through_handed_self(
+        self, cls: ClassFacts, life: CompiledLife, attribute: str
+    ) -> tuple[StalePath, WitnessStep] | None:
+        """The stale path through a method of the class that hands its own object to a method
+        of another object (``cb.on_epoch_end(self, epoch)`` for each callback it was given),
+        which a class in another file of the project, whose objects it makes, defines to store
+        the attribute on the object handed (``LRDecay.on_epoch_end(self, trainer, epoch)``
+        storing ``trainer.lr``). The handing call is the change; the message names the
+        store."""
+        project = self.captures.project
+        if project is None:
+            return None
+        for name, method in sorted(cls.methods.items()):
+            self_name = method_self_name(method)
+            if self_name is None or name in cls.construction:
+                continue
+            self.facts.ensure_scope(method)
+            for read in self.facts.reads.get(self_name, ()):
+                if not read.scope.is_within(method) or read.called:
+                    continue
+                call = self.facts.parent(read.node)
+                if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+                    continue
+                receiver = call.func.value
+                if isinstance(receiver, ast.Name) and receiver.id == self_name:
+                    continue  # a method of its own: timed by the rest of the rule
+                position = next((i for i, a in enumerate(call.args) if a is read.node), None)
+                if position is None:
+                    continue
+                for store in project.handed_stores(call.func.attr, position, attribute):
+                    event = event_at(read.scope, call, read.loops, EventKind.RUN)
+                    reach = self.graph.propagate([event], None)
+                    path = self._per_object_path(cls, life, reach)
+                    if path is not None and path.witnessed:
+                        return path, WitnessStep(
+                            Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}",
+                            path=store.path,
+                        )  # fmt: skip
+        return None
 
     def _kept_by_constructor(self, cls: ClassFacts, holder: Holder) -> str | None:
         """``act`` for ``self.act = jax.jit(self._act)`` in a constructor: each object keeps a
