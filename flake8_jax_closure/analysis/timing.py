@@ -43,6 +43,7 @@ from .evaluation_order import happens_before, precedes
 from .facts.model import BindingKind, Pos, Scope, ScopeKind
 from .facts.queries import Facts
 from .first_pass import first_pass_only
+from .fresh_statics import given_fresh_statics
 from .names import NON_ARRAYS_STATIC, OWN_CACHE_TRANSFORMS
 from .pass_shapes import PassShapes, reshaped_each_pass
 from .reachable import breaks_out, cut_off, run_ended
@@ -563,6 +564,9 @@ def stale_path(
                     or (reshaped_passes and _new_argument_types(graph, event, same_object))
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or shaped_by_change(graph.facts, rebound, event, same_object)
+                    # ``state = TrainState.create(..., tx=optax.adam(lr))`` since the change:
+                    # a new optimiser is a new structure, and a new trace.
+                    or given_fresh_statics(graph.facts, event, same_object)
                 )
             ):
                 witness = _sequence_witness(graph, life, order, event, same_object)
@@ -614,6 +618,10 @@ def stale_path(
                     )
                     # Every call's arguments are shaped by the name the pass binds.
                     or shaped_by_change(graph.facts, rebound, event, here)
+                    # Every call of the pass is given a state made with a new optimiser.
+                    or given_fresh_statics(
+                        graph.facts, event, [u for u in here if loop in u.loops], whole=True
+                    )
                     # Every call gives a static argument the pass's own counter (not
                     # for a body handed to ``lax.cond`` or ``lax.fori_loop``, as above).
                     or (
