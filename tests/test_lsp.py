@@ -276,3 +276,55 @@ def test_a_change_after_a_pause_is_analysed_at_once_and_a_burst_waits() -> None:
     names = [name for name, _ in runs]
     assert names == ["first", "other", "burst 4", "after a pause"]
     assert dict(runs)["burst 4"] >= DEBOUNCE_SECONDS
+
+
+TRAIN = """import jax
+
+LR = 0.1
+
+
+@jax.jit
+def step(x):
+    return x * LR
+
+
+def set_lr(value):
+    global LR
+    LR = value
+"""
+
+
+def test_a_file_of_the_project_saved_since_is_read_again_at_the_next_change(
+    tmp_path: Path,
+) -> None:
+    """The server keeps the project's index between changes, and looks at its other files
+    again for each: a script saved after the module was opened is the witness of the next
+    analysis."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(TRAIN)
+    (tmp_path / "run.py").write_text("from pkg.train import step\n\nstep(1.0)\n")
+    uri = (tmp_path / "pkg" / "train.py").as_uri()
+
+    async def run_session() -> list[types.PublishDiagnosticsParams]:
+        client, published = await open_document(TRAIN, uri)
+        seen = [await asyncio.wait_for(published.get(), 30)]
+        (tmp_path / "run.py").write_text(
+            "from pkg.train import set_lr, step\n\nstep(1.0)\nset_lr(0.01)\nstep(1.0)\n"
+        )
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(
+                    text=TRAIN + "# edited\n")],
+            )
+        )  # fmt: skip
+        seen.append(await asyncio.wait_for(published.get(), 30))
+        await close(client)
+        return seen
+
+    before, after = asyncio.run(run_session())
+    assert list(before.diagnostics) == []
+    (diagnostic,) = after.diagnostics
+    assert diagnostic.code == "JC102" and "changed in run.py at line 4" in diagnostic.message
