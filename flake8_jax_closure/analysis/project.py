@@ -500,6 +500,7 @@ class ProjectIndex:
         self._codes: dict[tuple[Path, int], str] = {}
         self._named: dict[Path, tuple[int, frozenset[str]]] = {}
         self._with_reals: list[tuple[Path, Path]] | None = None
+        self._subclasses_found: dict[tuple[Path, str], list[tuple[Path, _ClassDefined]]] = {}
         # Files whose state was looked at since the last ``refresh``: each question walks
         # every file, and one look a file is enough for one answer.
         self._looked: set[Path] = set()
@@ -544,6 +545,7 @@ class ProjectIndex:
         """Look at the files again at their next use: an editor's process lives long, and the
         files it did not hand over may have been saved since."""
         self._looked.clear()
+        self._subclasses_found.clear()
 
     def _text(self, path: Path) -> str:
         """The file's text, read again once it changed since the last ``refresh``."""
@@ -1112,25 +1114,35 @@ class ProjectIndex:
         if not base or "." in base:
             return []
         found: list[_Subclass] = []
-        for path in self._others(home):
-            if path.suffix != ".py":
-                continue
-            if base not in self._names(path):
-                continue
-            for subclass in self._classes_defined(path):
-                lines = tuple(
-                    (method, stored[attribute])
-                    for method, stored in subclass.stores
-                    if attribute in stored
-                )
-                if lines and any(self._is_class(m, n, home, base) for m, n in subclass.bases):
-                    found.append(
-                        _Subclass(
-                            module_names(path, self.root), subclass.name,
-                            frozenset(m for m, _ in lines), _Lines(path, self.root, None), lines,
-                        )
-                    )  # fmt: skip
+        for path, subclass in self._subclasses_of(home, base):
+            lines = tuple(
+                (method, stored[attribute])
+                for method, stored in subclass.stores
+                if attribute in stored
+            )
+            if lines:
+                found.append(
+                    _Subclass(
+                        module_names(path, self.root), subclass.name,
+                        frozenset(m for m, _ in lines), _Lines(path, self.root, None), lines,
+                    )
+                )  # fmt: skip
         return found
+
+    def _subclasses_of(self, home: Path, base: str) -> list[tuple[Path, _ClassDefined]]:
+        """The classes other files of the project define with the class ``base`` of ``home``
+        among their bases: found once between two ``refresh``es, whatever attribute is asked
+        about."""
+        key = (home, base)
+        if key not in self._subclasses_found:
+            self._subclasses_found[key] = [
+                (path, subclass)
+                for path in self._others(home)
+                if path.suffix == ".py" and base in self._names(path)
+                for subclass in self._classes_defined(path)
+                if any(self._is_class(m, n, home, base) for m, n in subclass.bases)
+            ]
+        return self._subclasses_found[key]
 
     def object_witness(
         self,
