@@ -1323,6 +1323,80 @@ def test_a_callback_in_another_file_storing_into_the_object_handed_it_is_the_cha
     )
 
 
+SCALER = """GAIN = 1.0
+
+
+class Scaler:
+    def __call__(self, x):
+        return x * GAIN
+
+
+class Module:
+    pass
+
+
+class Net(Module):
+    def __call__(self, x):
+        return x + GAIN
+
+
+class Own(Module):
+    def apply(self, x):
+        return x
+
+    def __call__(self, x):
+        return x + GAIN
+"""
+
+
+@pytest.mark.parametrize(
+    ("made", "called", "script", "found"),
+    [
+        ("Scaler()", "model(x)", "forward(1.0)\nmodel_mod.GAIN = 2.0\nforward(1.0)\n", True),
+        # flax's ``apply`` runs ``__call__`` of a class that does not define it.
+        ("Net()", "model.apply(x)", "forward(1.0)\nmodel_mod.GAIN = 2.0\nforward(1.0)\n", True),
+        # A class defining its own ``apply``: that one runs.
+        ("Own()", "model.apply(x)", "forward(1.0)\nmodel_mod.GAIN = 2.0\nforward(1.0)\n", False),
+        # Another method asked for: the code does not say which runs.
+        (
+            "Net()",
+            "model.apply(x, method=None)",
+            "forward(1.0)\nmodel_mod.GAIN = 2.0\nforward(1.0)\n",
+            False,
+        ),
+        # Set before the first call.
+        ("Scaler()", "model(x)", "model_mod.GAIN = 2.0\nforward(1.0)\nforward(1.0)\n", False),
+    ],
+)
+def test_a_global_read_by_the_call_of_an_object_of_another_module_s_class_is_read_by_the_trace(
+    project: Path, made: str, called: str, script: str, found: bool
+) -> None:
+    """``model = Scaler()`` of ``pkg/model.py``, called in the compiled ``forward``: its
+    ``__call__`` reads ``GAIN`` of its own module into the trace, and a script binding
+    ``model_mod.GAIN`` between two calls makes the second reuse the old value."""
+    (project / "pkg" / "model.py").write_text(SCALER)
+    name = made.partition("(")[0]
+    (project / "pkg" / "forward.py").write_text(
+        f"import jax\n\nfrom pkg.model import {name}\n\nmodel = {made}\n\n\n"
+        f"@jax.jit\ndef forward(x):\n    return {called}\n"
+    )
+    (project / "scripts" / "run.py").write_text(
+        "from pkg import model as model_mod\nfrom pkg.forward import forward\n\n" + script
+    )
+    findings = _check("--no-cache", str(project / "pkg" / "forward.py"))
+    if not found:
+        assert [f["code"] for f in findings] == []
+        return
+    (finding,) = findings
+    assert finding["code"] == "JC102" and finding["name"] == "GAIN"
+    assert _steps(finding) == [
+        ("scripts/run.py", 4, "trace", "forward", None),
+        ("scripts/run.py", 5, "change", None, None),
+        ("scripts/run.py", 6, "reuse", "forward", None),
+    ]
+    assert finding["fix"] is None
+
+
 @pytest.mark.parametrize(
     ("holder", "beside", "expected"),
     [

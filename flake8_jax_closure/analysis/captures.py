@@ -661,6 +661,8 @@ class CaptureAnalysis:
         if facts.resolve(read.scope, read.name) is not module:
             return None
         bindings = facts.bindings_of(module, read.name)
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
+            return self._called_module_object(read, bindings[0])
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
             return None
         imported = bindings[0].imported or ""
@@ -675,6 +677,31 @@ class CaptureAnalysis:
             if project.module_file(imported) is not None:
                 return f"{imported}.{above.attr}", f"{read.name}.{above.attr}"
         return None
+
+    def _called_module_object(self, read: Read, binding: Binding) -> tuple[str, str] | None:
+        """The method of the class of another module of the project whose object the global
+        holds (``model = MLP()`` after ``from models import MLP``) that the compiled code runs:
+        ``__call__`` for ``model(x)``; ``apply`` for ``model.apply(params, x)``, which is flax's
+        way to run ``__call__`` when the class does not define it."""
+        facts, project = self.facts, self.project
+        if project is None or not isinstance(binding.value, ast.Call):
+            return None
+        made = facts.qualified_name(facts.module_scope, binding.value.func)
+        above = facts.parent(read.node)
+        if isinstance(above, ast.Call) and above.func is read.node:
+            method, shown = "__call__", read.name
+        elif (
+            isinstance(above, ast.Attribute)
+            and above.attr == "apply"
+            and isinstance(call := facts.parent(above), ast.Call)
+            and not any(k.arg == "method" for k in call.keywords)
+        ):
+            method, shown = "apply", f"{read.name}.apply"
+        else:
+            return None
+        if made is None or "." not in made or project.module_file(made.rpartition(".")[0]) is None:
+            return None
+        return f"{made}.{method}", shown
 
     def _stored_in_another_file(
         self, sites: list[CompiledFunction], owner: Scope, name: str, paths: list[tuple[str, ...]]

@@ -668,6 +668,22 @@ class ProjectIndex:
             self._functions[key] = _module_function(text, name)
         return self._functions[key]
 
+    def _method_def(self, qualified_class: str, method: str) -> tuple[Path, ast.FunctionDef] | None:
+        """The file and the ``def`` of the method ``method`` of the class ``qualified_class``
+        (``models.MLP``, also re-exported by a package), when the class is defined once at
+        its module's top level and defines the method once, undecorated or ``nn.compact``."""
+        module_name, _, class_name = qualified_class.rpartition(".")
+        found = self._class_home(module_name, class_name, _MOST_HOPS) if module_name else None
+        if found is None:
+            return None
+        path, name = found
+        text = self._text(path)
+        key = (path, hash(text), f"{name}.{method}")
+        if key not in self._functions:
+            self._functions[key] = _class_method(text, name, method)
+        function = self._functions[key]
+        return None if function is None else (path, function)
+
     def helper_globals(self, module: Path, qualified: str) -> tuple[Path, tuple[str, ...]]:
         """The file of the function ``qualified`` (as ``function_def`` finds it) and the
         globals of that file it reads: names its module binds by assignment only (no ``def``,
@@ -679,6 +695,11 @@ class ProjectIndex:
         if module_name.startswith("."):
             module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
         path = self._module_file(module_name)
+        if function is None and path is None:
+            # ``models.MLP.__call__``: a method of a class a module of the project defines.
+            method = self._method_def(module_name, qualified.rpartition(".")[2])
+            if method is not None:
+                path, function = method
         if function is None or path is None:
             return Path(), ()
         text = self._text(path)
@@ -1926,6 +1947,35 @@ def _module_functions(text: str) -> dict[str, ast.FunctionDef]:
         for name, found in defined.items()
         if len(found) == 1 and not found[0].decorator_list and not bound[name]
     }
+
+
+def _class_method(text: str, class_name: str, method: str) -> ast.FunctionDef | None:
+    """The ``def`` of ``method`` in the module-level class ``class_name``, when the module
+    defines the class once and the class defines the method once, undecorated or with flax's
+    ``compact``; for ``apply`` that a class with bases does not define, its ``__call__``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == class_name]
+    if len(classes) != 1:
+        return None
+    defined = [
+        s
+        for s in classes[0].body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)) and (
+            s.name == method if not isinstance(s, ast.Assign)
+            else any(isinstance(t, ast.Name) and t.id == method for t in s.targets)
+        )
+    ]  # fmt: skip
+    if not defined and method == "apply" and classes[0].bases:
+        # flax's ``Module.apply(variables, x)`` runs the module's ``__call__``.
+        return _class_method(text, class_name, "__call__")
+    if len(defined) != 1 or not isinstance(defined[0], ast.FunctionDef):
+        return None
+    if any(dotted_name(d) not in ("compact", "nn.compact") for d in defined[0].decorator_list):
+        return None
+    return defined[0]
 
 
 def _globals_read(text: str, function: ast.FunctionDef) -> tuple[str, ...]:
