@@ -1148,6 +1148,95 @@ def test_a_method_of_a_subclass_in_another_file_storing_the_attribute_is_the_cha
     )
 
 
+def test_a_subclass_a_package_imports_is_that_subclass(project: Path) -> None:
+    """``from pkg import Explorer``, where ``pkg/__init__.py`` imports it from
+    ``pkg/explorer.py``: its ``end_episode`` between two ``act`` calls is the change."""
+    (project / "pkg" / "base.py").write_text(BASE_AGENT)
+    (project / "pkg" / "explorer.py").write_text(
+        "from pkg.base import BaseAgent\n\n\nclass Explorer(BaseAgent):\n"
+        "    def end_episode(self):\n        self.epsilon = self.epsilon * 0.5\n"
+    )
+    (project / "pkg" / "__init__.py").write_text("from .explorer import Explorer\n")
+    (project / "scripts" / "run.py").write_text(
+        "from pkg import Explorer\n\na = Explorer(0.4)\nfor episode in range(3):\n"
+        "    a.act(1.0)\n    a.end_episode()\n"
+    )
+    (finding,) = _check("--no-cache", str(project / "pkg" / "base.py"))
+    assert finding["code"] == "JC104" and _steps(finding) == [
+        ("scripts/run.py", 5, "trace", "Explorer.act", None),
+        ("scripts/run.py", 6, "change", "Explorer.end_episode", None),
+        ("scripts/run.py", 5, "reuse", "Explorer.act", "next pass of the loop at line 4"),
+    ]
+
+
+SCALED = """import jax
+
+from pkg import settings
+
+
+def _scaled(x):
+    return x * settings.SCALE
+
+
+scaled = jax.jit(_scaled)
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "script", "steps"),
+    [
+        # A function of another file that only stores; the compiled object called by the name
+        # the module binds it to.
+        (
+            {"tune.py": "from pkg import settings\n\n\ndef adjust(v):\n    settings.SCALE = v\n"},
+            "from pkg.scaled import scaled\nfrom pkg.tune import adjust\n\n"
+            "for v in (1.0, 2.0):\n    scaled(1.0)\n    adjust(v)\n",
+            [
+                ("scripts/run.py", 5, "trace", "scaled", None),
+                ("scripts/run.py", 6, "change", "adjust", None),
+                ("scripts/run.py", 5, "reuse", "scaled", "next pass of the loop at line 4"),
+            ],
+        ),
+        # A function of the script itself.
+        (
+            {},
+            "from pkg import settings\nfrom pkg.scaled import scaled\n\n\ndef anneal(v):\n"
+            "    settings.SCALE = v\n\n\nfor v in (1.0, 2.0):\n    anneal(v)\n"
+            "    scaled(1.0)\n",
+            [
+                ("scripts/run.py", 11, "trace", "scaled", None),
+                ("scripts/run.py", 10, "change", "anneal", None),
+                ("scripts/run.py", 11, "reuse", "scaled", "next pass of the loop at line 9"),
+            ],
+        ),
+        # The script's function stores before the only compiled call.
+        (
+            {},
+            "from pkg import settings\nfrom pkg.scaled import scaled\n\n\ndef anneal(v):\n"
+            "    settings.SCALE = v\n\n\nanneal(2.0)\nscaled(1.0)\n",
+            None,
+        ),
+    ],
+)
+def test_a_store_by_a_function_the_script_calls_is_the_change(
+    project: Path, files: dict[str, str], script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``settings.SCALE`` stored by a function a script calls between two calls of the compiled
+    ``scaled`` (``scaled = jax.jit(_scaled)``): a function of another file that runs no
+    compiled code itself, or one of the script's own."""
+    (project / "pkg" / "settings.py").write_text("SCALE = 1.0\n")
+    (project / "pkg" / "scaled.py").write_text(SCALED)
+    for name, text in files.items():
+        (project / "pkg" / name).write_text(text)
+    (project / "scripts" / "run.py").write_text(script)
+    found = _check("--no-cache", str(project / "pkg" / "scaled.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103" and _steps(finding) == steps
+
+
 BASE_TRAINER = """import jax
 import jax.numpy as jnp
 
@@ -1227,6 +1316,33 @@ def test_a_hook_a_subclass_in_another_file_overrides_to_store_the_attribute_is_t
     ]
     assert "reads 'self.clip', changed in pkg/annealed.py at line 6 in 'AnnealedTrainer." in (
         str(finding["message"])
+    )
+
+
+def test_a_hook_storing_into_the_attribute_in_place_is_the_change(project: Path) -> None:
+    """``self.schedule.base_lr = ...`` in the override changes in place the object the
+    compiled step calls (``self.schedule(step)``)."""
+    (project / "pkg" / "schedules.py").write_text(
+        "class Constant:\n    def __init__(self, lr):\n        self.base_lr = lr\n\n"
+        "    def __call__(self, step):\n        return self.base_lr\n"
+    )
+    (project / "pkg" / "base.py").write_text(
+        BASE_TRAINER.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\n\n"
+                             "from pkg.schedules import Constant\n")
+        .replace("        self.lr = lr\n", "        self.schedule = Constant(lr)\n")
+        .replace("w - self.lr * jnp.clip", "w - self.schedule(0) * jnp.clip")
+    )  # fmt: skip
+    (project / "pkg" / "annealed.py").write_text(
+        ANNEALED.replace("self.clip = self.clip * 0.5", "self.schedule.base_lr = 0.01")
+    )
+    (project / "scripts" / "run.py").write_text(
+        "from pkg.annealed import AnnealedTrainer\n\nt = AnnealedTrainer(0.1, 4.0)\n"
+        "t.fit(1.0, 9.0, 3)\n"
+    )
+    (finding,) = _check("--no-cache", str(project / "pkg" / "base.py"))
+    assert finding["code"] == "JC104" and finding["name"] == "self.schedule"
+    assert "changed in pkg/annealed.py at line 6 in 'AnnealedTrainer.end_epoch'" in str(
+        finding["message"]
     )
 
 
@@ -1456,6 +1572,9 @@ def shown():
         ("discounted(1.0)\nreport({})\nshown()\ndiscounted(1.0)\n", None),
         # Another module's object of the same name.
         ('discounted(1.0)\nother.HPARAMS["gamma"] = 0.5\ndiscounted(1.0)\n', None),
+        # An entry the trace never reads; one whose key is computed may be any.
+        ('for ep in range(3):\n    HPARAMS["run_name"] = ep\n    discounted(1.0)\n', None),
+        ("for ep in range(3):\n    HPARAMS[str(ep)] = ep\n    discounted(1.0)\n", (None, 6)),
     ],
 )
 def test_an_imported_object_changed_in_place_by_another_file_is_the_change(
@@ -1481,6 +1600,68 @@ def test_an_imported_object_changed_in_place_by_another_file_is_the_change(
     assert finding["code"] == "JC103"
     steps = {s["role"]: (s["via"], s["line"]) for s in finding["witness"]}  # type: ignore[union-attr, index]
     assert steps["change"] == change
+
+
+REGISTRY = """import jax
+
+ACTIVATIONS = {"relu": jax.nn.relu}
+
+
+def register_activation(name, fn):
+    ACTIVATIONS[name] = fn
+
+
+def get_activation(name):
+    return ACTIVATIONS[name]
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "steps"),
+    [
+        (
+            "forward(1.0)\npatch_leaky()\nforward(1.0)\n",
+            [
+                ("scripts/run.py", 4, "trace", "forward", None),
+                ("scripts/run.py", 5, "change", "patch_leaky", None),
+                ("scripts/run.py", 6, "reuse", "forward", None),
+            ],
+        ),
+        ("patch_leaky()\nforward(1.0)\nforward(1.0)\n", None),
+    ],
+)
+def test_a_global_changed_in_place_by_its_module_s_function_is_the_change(
+    project: Path, script: str, steps: list[tuple[object, ...]] | None
+) -> None:
+    """``get_activation("relu")`` in the compiled ``forward`` reads ``ACTIVATIONS`` of
+    ``pkg/registry.py`` (imported through ``pkg/utils``), which ``register_activation``
+    changes in place, called by a function of another file between two compiled calls."""
+    (project / "pkg" / "registry.py").write_text(REGISTRY)
+    (project / "pkg" / "utils").mkdir()
+    (project / "pkg" / "utils" / "__init__.py").write_text(
+        "from pkg.registry import get_activation, register_activation\n"
+    )
+    (project / "pkg" / "forward.py").write_text(
+        "import jax\n\nfrom pkg.utils import get_activation\n\n\n@jax.jit\n"
+        'def forward(x):\n    return get_activation("relu")(x)\n'
+    )
+    (project / "pkg" / "ablation.py").write_text(
+        "import jax\n\nfrom pkg.utils import register_activation\n\n\ndef patch_leaky():\n"
+        '    register_activation("relu", jax.nn.leaky_relu)\n'
+    )
+    (project / "scripts" / "run.py").write_text(
+        "from pkg.ablation import patch_leaky\nfrom pkg.forward import forward\n\n" + script
+    )
+    found = _check("--no-cache", str(project / "pkg" / "forward.py"))
+    if steps is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["code"] == "JC103" and finding["name"] == "ACTIVATIONS"
+    assert _steps(finding) == steps
+    assert "reads 'ACTIVATIONS' through 'get_activation()', mutated in place" in str(
+        finding["message"]
+    )
 
 
 WRAPPERS = """from pkg import settings

@@ -437,11 +437,18 @@ def fed_from_arguments(
         if entry is None:
             continue
         value = entry[0]
-        if entry[1] is not None and not _method_returns_arguments(scope, entry[0], entry[1]):
-            continue  # ``a, b = split(x)``: which entries come from ``x`` is not shown
         fresh = not isinstance(statement, ast.AugAssign) and leaves_path_unread(
             scope, value, mutation
         )  # ``self.n += 1`` reads it first
+        if (
+            not fresh
+            and entry[1] is not None
+            and not _method_returns_arguments(scope, entry[0], entry[1])
+        ):
+            # ``a, b = split(x)``: which entries come from ``x`` is not shown. A value that
+            # never reads the path (``self.V, self.p = self.model.run(params=params)``) feeds
+            # every entry afresh.
+            continue
         if not (fresh or _names_any_of(value, arguments)):
             continue
         # The store's own target (``self.step`` of ``self.step.msh.cell_conn = c``) names the
@@ -460,17 +467,32 @@ def fed_from_arguments(
 _INDIRECT_READERS = frozenset({"getattr", "vars", "locals", "globals", "eval", "exec"})
 
 
+# Builtins that compute a value from their arguments alone.
+_BUILTINS_OF_VALUES = frozenset(
+    {"len", "int", "float", "bool", "abs", "min", "max", "sum", "round", "tuple", "list"}
+)
+
+
 def leaves_path_unread(scope: Scope, value: ast.expr, mutation: Mutation) -> bool:
     """Computing ``value`` cannot read the attribute ``mutation`` stores into: it never
     names it (not even in a string, for ``getattr``), never hands the object itself on, and
     the methods of its class it reaches through the object (``self.make_tick(...)``, and the
     ones those reach) never name it either. A module function the value calls is not
     handed the object, so it sees the attribute only through a global holding it, which the
-    body of the compiled function would show (``obj = self``); such a body is left out."""
+    body of the compiled function would show (``obj = self``); such a body is left out. When
+    a global holds the object itself (``state.w, state.s = split(params)``), a function the
+    value calls may read it there."""
     path = mutation.path
     if not path or not path[0].startswith("."):
         return False
     attribute, holder = path[0][1:], mutation.name
+    if holder not in scope.params and any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id not in _BUILTINS_OF_VALUES
+        for node in ast.walk(value)
+    ):
+        return False  # ``split(params)`` may read the global ``state`` holding the object
     if any(
         isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
         and node.value.id == holder

@@ -69,6 +69,7 @@ from .reachable import after_a_jump
 from .receiver import called_method, method_self_name, paths_read_by
 from .repeated_setting import sets_what_it_holds
 from .restored import restored_bindings
+from .shaped_by_change import sizing_names
 from .static_arguments import StaticParameters, static_parameters
 from .steady import same_in_every_pass
 from .structure import sets_split_structure
@@ -595,7 +596,7 @@ class CaptureAnalysis:
                     path = self._rebound_in_another_file(sites, owner, name)
                     rebound_elsewhere = path is not None
                     if path is None and (all(paths) or _assigned_once(self.facts, owner, name)):
-                        path = self._changed_in_another_file(sites, owner, name)
+                        path = self._changed_in_another_file(sites, owner, name, paths)
             if path is None:
                 continue
             reads.sort(key=lambda r: (id(r) in helper_only, r.start))
@@ -637,7 +638,7 @@ class CaptureAnalysis:
             home, names = project.helper_globals(imported)
             for name in names:
                 if callers is None:
-                    callers = [e.qualified_name() for e in self.life(sites).reach.entries]
+                    callers = self._entry_names(sites)
                 path = project.store_witness(
                     callers, home, name, False, self._static_by_name(sites)
                 )
@@ -645,7 +646,8 @@ class CaptureAnalysis:
                     continue
                 yield StaleCapture(
                     compiled, name, module, read, (read,), None, None,
-                    read_through=f"{shown}()", path=path, rebound_elsewhere=True,
+                    read_through=f"{shown}()", path=path,
+                    rebound_elsewhere=not project.changed_in_place_only(home, name),
                     no_fix=f"'{name}' is a global of another module, read inside '{shown}()'; "
                     f"pass it to '{shown}' as an argument",
                 )  # fmt: skip
@@ -677,6 +679,21 @@ class CaptureAnalysis:
             if project.module_file(imported) is not None:
                 return f"{imported}.{above.attr}", f"{read.name}.{above.attr}"
         return None
+
+    def _entry_names(self, sites: list[CompiledFunction]) -> list[str]:
+        """What another file calls to run the compiled code: the functions that reach it, and
+        a compiled object the module binds to a name of its own (``scaled_grads =
+        jax.pmap(_scaled_grads)``, called by that name, not by the function's)."""
+        names = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        names += [
+            site.bound_name
+            for site in sites
+            if site.form is Form.ASSIGNED
+            and site.bound_name is not None
+            and site.site_scope.kind is ScopeKind.MODULE
+            and site.bound_name not in names
+        ]
+        return names
 
     def _called_module_object(self, read: Read, binding: Binding) -> tuple[str, str] | None:
         """The method of the class of another module of the project whose object the global
@@ -724,7 +741,7 @@ class CaptureAnalysis:
         home = project.module_file(bindings[0].imported)
         if home is None:
             return None
-        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        callers = self._entry_names(sites)
         static = self._static_by_name(sites)
         stored: dict[str, StalePath] = {}
         for attribute in dict.fromkeys(path[0][1:] for path in paths):
@@ -751,12 +768,16 @@ class CaptureAnalysis:
         bindings = self.facts.bindings_of(owner, name)
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
             return None
-        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+        callers = self._entry_names(sites)
         static = self._static_by_name(sites)
         return project.store_witness(callers, project.module, name, False, static)
 
     def _changed_in_another_file(
-        self, sites: list[CompiledFunction], owner: Scope, name: str
+        self,
+        sites: list[CompiledFunction],
+        owner: Scope,
+        name: str,
+        paths: list[tuple[str, ...]],
     ) -> StalePath | None:
         """A stale path another file of the project takes by changing in place an object
         this module imports from a module of the project (``from registry import HPARAMS``,
@@ -774,9 +795,9 @@ class CaptureAnalysis:
                 self.facts, owner, bindings[0].value
             ):
                 return None
-            callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
+            callers = self._entry_names(sites)
             return project.object_witness(
-                callers, project.module, name, self._static_by_name(sites)
+                callers, project.module, name, self._static_by_name(sites), paths
             )
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
             return None
@@ -787,8 +808,8 @@ class CaptureAnalysis:
         home = project.module_file(source)
         if home is None or project.module_file(imported) is not None:
             return None  # not the project's, or a module
-        callers = [entry.qualified_name() for entry in self.life(sites).reach.entries]
-        return project.object_witness(callers, home, name, self._static_by_name(sites))
+        callers = self._entry_names(sites)
+        return project.object_witness(callers, home, name, self._static_by_name(sites), paths)
 
     def _static_by_name(self, sites: list[CompiledFunction]) -> dict[str, StaticParameters]:
         """The compiled function's static parameters, by its name: calls from another file
@@ -934,7 +955,7 @@ class CaptureAnalysis:
                 self.graph, life, reach, _varies(change), retraced_by_shape,
                 steady=partial(same_in_every_pass, facts, change, elsewhere=self.elsewhere),
                 reshaped_passes=reshaped_passes,
-                rebound=change.name if isinstance(change, Binding) else None,
+                rebound=sizing_names(facts, change) if isinstance(change, Binding) else (),
             )  # fmt: skip
             if path is None:
                 continue

@@ -26,11 +26,13 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ..diagnostics import Role, WitnessStep
 from .exports import Exports, module_exports
+from .facts.model import path_element, paths_overlap
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .names import assigned_targets, dotted_name
 from .unread import rewrites_functions
@@ -89,6 +91,9 @@ class Call:
     # The step, in order, of a function of another file this call runs (``evaluate()``
     # storing a setting, then running the compiled function): 0 for the call itself.
     step: int = 0
+    # For a store into an item of an object, the item's constant key as a path step
+    # (``["lr"]``); None when computed.
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,12 +120,19 @@ class _Walk:
     starred: list[str] = field(default_factory=list)  # modules imported with ``*``
     bound: set[str] = field(default_factory=set)  # names the file binds itself, anywhere
     calls: list[Call] = field(default_factory=list)
+    # The file's own module-level functions, each defined once (``linear_anneal``), called as
+    # functions of its own module (``module``).
+    module: str = ""
+    own: set[str] = field(default_factory=set)
 
 
 def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
     """Every call of an imported function or method in the file's drivers, in order."""
     package = module_name.rpartition(".")[0]
-    walk = _Walk(package)
+    walk = _Walk(package, module=module_name)
+    defined = collections.Counter(
+        s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             _record_import(walk, node)
@@ -128,6 +140,11 @@ def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
             walk.bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             walk.bound.add(node.name)
+    walk.own = {
+        name
+        for name, count in defined.items()
+        if count == 1 and name not in walk.imported and module_name
+    }
     _walk_driver(walk, "", tree.body, (), {})
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -180,14 +197,14 @@ def _walk_driver(
                         Call(driver, node.lineno, node.col_offset, inner, module, name,
                              receiver=_receiver(node.func), arguments=_arguments(node))
                     )  # fmt: skip
-        for base in _stored_items(statement):
-            held = _held_object(walk, base)
+        for item in _stored_items(statement):
+            held = _held_object(walk, item.value)
             if held is not None:
                 walk.calls.append(
                     Call(driver, statement.lineno, statement.col_offset, inner,
-                         held, "[]", kind="store", receiver=dotted_name(base),
+                         held, "[]", kind="store", receiver=dotted_name(item.value),
                          steady=_literal_store(statement) is not None,
-                         literal=_literal_store(statement))
+                         literal=_literal_store(statement), key=path_element(item))
                 )  # fmt: skip
         for target in _stored_attributes(statement):
             stored = _stored(walk, target, instances)
@@ -241,10 +258,19 @@ def _stored_attributes(statement: ast.stmt) -> list[ast.Attribute]:
     return [t for t in targets if isinstance(t, ast.Attribute) and dotted_name(t.value) is not None]
 
 
-def _stored_items(statement: ast.stmt) -> list[ast.expr]:
-    """What the statement stores items of (``table["lr"] = 0.5``, ``cfg.table[k] += 1``)."""
+def _touches(store: Call, paths: list[tuple[str, ...]] | None) -> bool:
+    """Whether a store into an item (``CONFIG["run_name"] = n``) may change what the trace
+    reads of the object (``paths``, below it: ``["lr"]``); unknown paths, or a computed key,
+    may."""
+    if paths is None or store.key is None:
+        return True
+    return any(paths_overlap((store.key,), path) for path in paths)
+
+
+def _stored_items(statement: ast.stmt) -> list[ast.Subscript]:
+    """The items the statement stores (``table["lr"] = 0.5``, ``cfg.table[k] += 1``)."""
     return [
-        target.value
+        target
         for target in assigned_targets(statement)
         if isinstance(target, ast.Subscript) and isinstance(target.value, (ast.Name, ast.Attribute))
     ]
@@ -382,6 +408,8 @@ def _targets(
     if isinstance(func, ast.Name):
         if func.id in walk.imported:
             return [walk.imported[func.id]]
+        if func.id in walk.own:
+            return [(walk.module, func.id)]
         return [(module, func.id) for module in walk.starred]
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         base = func.value.id
@@ -691,9 +719,15 @@ class ProjectIndex:
         ``utils.schedule`` reading ``_WARMUP``). Nothing for a function the project does not
         define once."""
         function = self.function_def(module, qualified)
-        module_name = qualified.rpartition(".")[0]
+        module_name, _, name = qualified.rpartition(".")
         if module_name.startswith("."):
             module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
+        if function is None:
+            # ``utils.get_activation``, which ``utils/__init__.py`` imports from a module.
+            home = self._function_home(module_name, name, _MOST_HOPS)
+            if home is not None:
+                module_name = home[0]
+                function = self.function_def(module, ".".join(home))
         path = self._module_file(module_name)
         if function is None and path is None:
             # ``models.MLP.__call__``: a method of a class a module of the project defines.
@@ -899,20 +933,19 @@ class ProjectIndex:
         for path in self._others(self._real(module), home):
             named = self._names(path)
             # Only a text that stores the attribute (``.LR``) or calls a setter.
-            if (
-                named.isdisjoint(callers_bare)
-                or not (
-                    (bare in named and store.search(self._code(path)))
-                    or not named.isdisjoint(callers_named)
-                )
-                or (not per_object and imported_as not in named)
+            setting = not named.isdisjoint(callers_named)
+            if not ((bare in named and store.search(self._code(path))) or setting) or (
+                not per_object and imported_as not in named and not setting
             ):
                 continue
+            # Its functions may store it for a file that calls them (``adjust(g)``).
             candidates.append(path)
+            if named.isdisjoint(callers_bare):
+                continue  # runs no entry point itself
             calls, lines = self._file_calls(path)
             relevant = self._store_events(calls, question)
             for sub in subclasses:
-                relevant += sub.steps(calls, callers)
+                relevant += sub.steps(calls, callers, partial(self._names_class, sub))
             # ``s.blend = jax.jit(s._blend)``: the object's compiled attribute made again.
             remade = [
                 replace(c, kind="bind")
@@ -946,7 +979,9 @@ class ProjectIndex:
             + [
                 replace(c, kind="store", storing_call=True)
                 for c in calls
-                if c.kind == "call" and c.name in question.setters and self._is_file(c.module, home)
+                if c.kind == "call"
+                and c.name in question.setters
+                and (self._is_file(c.module, home) or self._function_in(c, home))
             ]
             + [
                 replace(c, kind="clear")
@@ -999,8 +1034,8 @@ class ProjectIndex:
                 defined = self._module_file(call.module)
                 if defined is None or self._real(defined) in (self._real(module), home):
                     continue
-                if self._names(defined).isdisjoint(callers_bare):
-                    continue
+                if self._names(defined).isdisjoint(callers_bare) and defined not in storing_files:
+                    continue  # its functions neither run an entry point nor store
                 steps = steps_in(defined).get(call.name, ())
                 for number, step in enumerate(steps, start=1):
                     events.append(
@@ -1040,6 +1075,10 @@ class ProjectIndex:
                 for method, line in subclass.stores
             )
         return found
+
+    def _names_class(self, subclass: _Subclass, module: str, name: str) -> bool:
+        """Whether ``name`` of ``module`` is the subclass (also through a package)."""
+        return self._is_class(module, name, self._real(subclass.lines.path), subclass.name)
 
     def _classes_defined(self, path: Path) -> tuple[_ClassDefined, ...]:
         """The file's top-level classes with bases: one parse a file, whatever base or
@@ -1172,6 +1211,7 @@ class ProjectIndex:
         home: Path,
         name: str,
         static: dict[str, StaticParameters] | None = None,
+        paths: list[tuple[str, ...]] | None = None,
     ) -> tuple[WitnessStep, ...] | None:
         """A stale path another file of the project takes by changing in place the object
         ``name`` that the module ``home`` defines and the compiled code of ``module`` imports
@@ -1197,7 +1237,7 @@ class ProjectIndex:
                 c
                 for c in calls
                 if self._runs_entry(c, module, names, callers)
-                or (c.kind == "store" and c.module in held)
+                or (c.kind == "store" and c.module in held and _touches(c, paths))
                 or c.kind == "bind"
             ] + [
                 replace(c, kind="store", storing_call=True)
@@ -1274,17 +1314,30 @@ class ProjectIndex:
             found = self._resolved[path] = path.resolve()
         return found
 
+    def _function_in(self, call: Call, path: Path) -> bool:
+        """Whether the call's function is defined in ``path``, reached through a package that
+        imports it (``utils.register_activation`` from ``utils/registry.py``)."""
+        found = self._function_home(call.module, call.name, _MOST_HOPS)
+        return found is not None and self._is_file(found[0], path)
+
     def _is_file(self, module: str, path: Path) -> bool:
         found = self._module_file(module)
         return found is not None and self._real(found) == path
 
+    def changed_in_place_only(self, home: Path, name: str) -> bool:
+        """Whether the module-level functions of ``home`` change its global ``name`` only in
+        place (``ACTIVATIONS[name] = fn`` in ``register_activation``), never binding it
+        again."""
+        text = self._text(home)
+        return not _global_setters(text, name) and bool(_in_place_setters(text, name))
+
     def _global_setters(self, home: Path, name: str) -> frozenset[str]:
         """The module-level functions of ``home`` that bind its global ``name`` again,
-        through ``global name``."""
+        through ``global name``, or change it in place (``ACTIVATIONS[name] = fn``)."""
         text = self._text(home)
         key = (home, hash(text), "", f"global setters {name}")
         if key not in self._answers:
-            setters = _global_setters(text, name)
+            setters = _global_setters(text, name) | _in_place_setters(text, name)
             # ``set_label_smoothing`` that then calls ``invalidate_compiled()``, which clears
             # the compiled functions' caches: the next call traces anew.
             self._answers[key] = frozenset(s for s in setters if not self._clears(home, s))
@@ -1403,15 +1456,23 @@ class _Subclass:
     lines: _Lines  # how its file's lines are shown
     stores: tuple[tuple[str, int], ...] = ()  # each setter, with the line of its first store
 
-    def steps(self, calls: list[Call], callers: list[str]) -> list[Call]:
+    def steps(
+        self, calls: list[Call], callers: list[str], names_it: Callable[[str, str], bool]
+    ) -> list[Call]:
         """Among a file's calls, those of a setter method on an object of the subclass (as
         stores through that object), and those of the base's entry points ``callers`` (as
-        uses), where the subclass does not define them again."""
+        uses), where the subclass does not define them again. ``names_it``: whether a class
+        a module names (``agents.EpsilonGreedyAgent``, which ``agents/__init__.py`` imports)
+        is the subclass."""
         found: list[Call] = []
         inherited = {c.rpartition(".")[2] for c in callers if "." in c} - self.setters
         for call in calls:
             owner, _, method = call.name.rpartition(".")
-            if call.kind != "call" or owner != self.name or call.module not in self.modules:
+            if call.kind != "call" or not owner or "." in owner:
+                continue
+            if not (owner == self.name and call.module in self.modules) and not names_it(
+                call.module, owner
+            ):
                 continue
             if method in self.setters:
                 found.append(replace(call, kind="store", storing_call=True))
@@ -1558,8 +1619,8 @@ def _rooted(target: ast.expr, name: str) -> bool:
 
 
 def _stored_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
-    """The attributes the method stores on ``self`` (its first parameter), each with the
-    first line that stores it."""
+    """The attributes the method stores on ``self`` (its first parameter), or stores into,
+    each with the first line that does."""
     parameters = method.args.posonlyargs + method.args.args
     if not parameters:
         return {}
@@ -1567,12 +1628,16 @@ def _stored_on_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     found: dict[str, int] = {}
     for node in ast.walk(method):
         for target in assigned_targets(node):
-            if (
+            # ``self.clip = v``; in place, ``self.schedule.base_lr = v`` or ``self.cfg[k] = v``.
+            while isinstance(target, (ast.Attribute, ast.Subscript)) and not (
                 isinstance(target, ast.Attribute)
                 and isinstance(target.value, ast.Name)
                 and target.value.id == self_name
             ):
-                found[target.attr] = min(found.get(target.attr, target.lineno), target.lineno)
+                target = target.value
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                if target.value.id == self_name:
+                    found[target.attr] = min(found.get(target.attr, target.lineno), target.lineno)
     return found
 
 
@@ -1758,33 +1823,48 @@ class ProjectView:
         self.module = Path(path)
         self.index = index
 
+    def _asked(self) -> None:
+        """Called by every question: a view that notes whether the analysis asked the
+        project anything (then its findings depend on the other files) overrides it."""
+
     def promoted(self, stale: StalePath) -> StalePath | None:
+        self._asked()
         return None if self.index is None else self.index.promoted(self.module, stale)
 
     def method_reads(self, qualified: str, method: str) -> list[tuple[str, ...]] | None:
+        self._asked()
         if self.index is None:
             return None
         return self.index.method_reads(self.module, qualified, method)
 
     def plain_attribute(self, qualified: str, name: str) -> bool:
+        self._asked()
         return self.index is not None and self.index.plain_attribute(self.module, qualified, name)
 
     def attribute_aliases(self, qualified: str, name: str) -> tuple[str, ...]:
+        self._asked()
         if self.index is None:
             return ()
         return self.index.attribute_aliases(self.module, qualified, name)
 
     def setter_stores(self, qualified: str, name: str) -> list[str] | None:
+        self._asked()
         if self.index is None:
             return None
         return self.index.setter_stores(self.module, qualified, name)
 
     def called_elsewhere(self, qualified: str) -> bool:
+        self._asked()
         return self.index is not None and self.index.called_elsewhere(self.module, qualified)
+
+    def changed_in_place_only(self, home: Path, name: str) -> bool:
+        self._asked()
+        return self.index is not None and self.index.changed_in_place_only(home, name)
 
     def handed_stores(self, method: str, position: int, attribute: str) -> list[MethodStore]:
         """Methods of classes in other files storing into the object handed to them
         (``ProjectIndex.handed_stores``)."""
+        self._asked()
         if self.index is None:
             return []
         return self.index.handed_stores(self.module, method, position, attribute)
@@ -1792,6 +1872,7 @@ class ProjectView:
     def subclass_stores(self, stored: str) -> list[MethodStore]:
         """Methods of subclasses in other files storing ``stored`` (``Trainer.lr``) of a class
         of this module (``ProjectIndex.subclass_stores``)."""
+        self._asked()
         return [] if self.index is None else self.index.subclass_stores(self.module, stored)
 
     def store_witness(
@@ -1804,6 +1885,7 @@ class ProjectView:
     ) -> StalePath | None:
         """A stale path another file takes by storing ``stored`` of the file ``home``
         (``ProjectIndex.store_witness``)."""
+        self._asked()
         if self.index is None:
             return None
         steps = self.index.store_witness(self.module, callers, home, stored, per_object, static)
@@ -1817,12 +1899,14 @@ class ProjectView:
         home: Path,
         name: str,
         static: dict[str, StaticParameters] | None = None,
+        paths: list[tuple[str, ...]] | None = None,
     ) -> StalePath | None:
         """A stale path another file takes by changing in place the object ``name`` of the
         file ``home`` (``ProjectIndex.object_witness``)."""
+        self._asked()
         if self.index is None:
             return None
-        steps = self.index.object_witness(self.module, callers, home, name, static)
+        steps = self.index.object_witness(self.module, callers, home, name, static, paths)
         from .timing import StalePath
 
         return None if steps is None else StalePath(steps)
@@ -1830,14 +1914,17 @@ class ProjectView:
     def module_file(self, imported: str) -> Path | None:
         """The project's file of the module ``imported`` (``pkg.config``, or ``.config``
         relative to this file); None when the project has no one such file."""
+        self._asked()
         if self.index is None:
             return None
         return self.index.module_file(self.module, imported)
 
     def function_def(self, qualified: str) -> ast.FunctionDef | None:
+        self._asked()
         return None if self.index is None else self.index.function_def(self.module, qualified)
 
     def helper_globals(self, qualified: str) -> tuple[Path, tuple[str, ...]]:
+        self._asked()
         if self.index is None:
             return Path(), ()
         return self.index.helper_globals(self.module, qualified)
@@ -2041,6 +2128,23 @@ def _clears_caches(function: ast.FunctionDef) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _in_place_setters(text: str, name: str) -> frozenset[str]:
+    """The module-level functions that change the module's global ``name`` in place (store
+    into it, or call a mutating method on it) and bind no ``name`` of their own."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    return frozenset(
+        statement.name
+        for statement in tree.body
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and _changes_in_place(statement, name)
+    )
+
+
+@functools.lru_cache(maxsize=256)
 def _global_setters(text: str, name: str) -> frozenset[str]:
     """The module-level functions that declare ``global name`` and bind it."""
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from .callgraph.events import Event, EventKind
-from .facts.model import Scope, ScopeKind
+from .facts.model import Binding, BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 
 # ``jnp.ones(n)``, ``np.zeros((n, 3))``, ``jnp.full((n,), 0.5)``: the shape comes first.
@@ -44,6 +44,46 @@ _SAMPLERS = frozenset(
         "rademacher",
     }
 )
+
+
+def sizing_names(facts: Facts, change: Binding) -> tuple[str, ...]:
+    """The name the rebinding binds, then the one name its value is a function of, followed
+    back through that name's binding before it (``SCORE_SCALE = 1 / np.sqrt(SEQ_LEN)`` after
+    ``SEQ_LEN = L`` in a pass over lengths ``L``): an array a call is given with one of them
+    as a size tells the rebound value too. Modules, functions and classes the value names
+    (``np``) change nothing."""
+    names = [change.name]
+    current = change
+    for _ in range(_FOLLOWED):
+        value = current.value
+        if value is None or current.kind is not BindingKind.ASSIGN:
+            break
+        read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        variables = [
+            name
+            for name in sorted(read)
+            if not all(
+                b.kind in (BindingKind.IMPORT, BindingKind.DEF, BindingKind.CLASS)
+                for b in facts.bindings_of(facts.resolve(current.scope, name), name)
+            )
+        ]
+        if len(variables) != 1 or variables[0] in names:
+            break
+        name = variables[0]
+        names.append(name)
+        earlier = [
+            b
+            for b in facts.bindings_of(facts.resolve(current.scope, name), name)
+            if b.scope is current.scope and b.start < current.start
+        ]
+        if not earlier:
+            break
+        current = max(earlier, key=lambda b: b.start)
+    return tuple(names)
+
+
+# How many bindings ``sizing_names`` follows back.
+_FOLLOWED = 3
 
 
 def shaped_by_change(facts: Facts, name: str | None, change: Event, uses: list[Event]) -> bool:

@@ -101,6 +101,7 @@ def _plain_value_names(facts: Facts, scope: Scope, value: ast.expr) -> set[str] 
                 _pure(node.func)
                 or pure_library_call(facts, scope, node)
                 or makes_record(facts, scope, node)
+                or _of_its_arguments(facts, scope, node.func)
             ):
                 return None
         elif isinstance(node, ast.Attribute):
@@ -163,6 +164,49 @@ def _block_of(loop: ast.AST, statement: ast.AST) -> list[ast.stmt] | None:
             if isinstance(block, list) and any(item is statement for item in block):
                 return block
     return None
+
+
+def _of_its_arguments(facts: Facts, scope: Scope, func: ast.expr) -> bool:
+    """``scaled_lr(cfg)``: a function of the module, bound once, whose body only returns a
+    plain value of its parameters (``c["base_lr"] * c["batch_size"] / c["ref_batch"]``), so
+    given unchanged arguments it returns the same value."""
+    if not isinstance(func, ast.Name):
+        return False
+    owner = facts.resolve(scope, func.id)
+    if owner is not facts.module_scope:
+        return False
+    bindings = facts.bindings_of(owner, func.id)
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+        return False
+    function = bindings[0].node
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return False
+    body = [
+        statement
+        for statement in function.body
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+    ]  # a docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    arguments = function.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    if arguments.vararg or arguments.kwarg:
+        return False
+    callees = {
+        id(node.func)
+        for node in ast.walk(body[0].value)
+        if isinstance(node, ast.Call) and _pure(node.func)
+    }
+    for node in ast.walk(body[0].value):
+        if isinstance(node, ast.Name) and node.id not in parameters and id(node) not in callees:
+            return False  # a global: it may change between calls
+        if isinstance(node, ast.Call) and not _pure(node.func):
+            return False
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            return False
+        if not isinstance(node, (*_VALUE_NODES, ast.Name, ast.Call, ast.Attribute, ast.Subscript)):
+            return False
+    return True
 
 
 def _pure(func: ast.expr) -> bool:

@@ -472,7 +472,7 @@ def stale_path(
     retraced_by_shape: bool = True,
     steady: Callable[[ast.AST], bool] | None = None,
     reshaped_passes: bool = True,
-    rebound: str | None = None,
+    rebound: tuple[str, ...] = (),
 ) -> StalePath | None:
     """How the change (its events, or outside code) can fall between a trace and a call: a
     witness when the code shows one, else an API hazard; None when it cannot.
@@ -486,7 +486,8 @@ def stale_path(
     that give the compiled calls arguments of their own shapes trace anew (not so for a body
     handed to ``lax.cond`` or ``lax.fori_loop``, whose trace JAX keeps while what the body is
     given keeps its shape, which a new outer shape may leave the same). ``rebound``: the name
-    a rebinding binds, when the change is one (calls given arrays it sizes trace anew).
+    a rebinding binds, when the change is one, and the names its value is a function of
+    (``shaped_by_change.sizing_names``): calls given arrays one of them sizes trace anew.
 
     Witnesses are looked for first: a hazard is kept only in case none turns up."""
     uses = life.reach
@@ -563,7 +564,7 @@ def stale_path(
                     or (reshaped_passes and _new_static_values(graph, life, event, same_object))
                     or (reshaped_passes and _new_argument_types(graph, event, same_object))
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
-                    or shaped_by_change(graph.facts, rebound, event, same_object)
+                    or any(shaped_by_change(graph.facts, n, event, same_object) for n in rebound)
                     # ``state = TrainState.create(..., tx=optax.adam(lr))`` since the change:
                     # a new optimiser is a new structure, and a new trace.
                     or given_fresh_statics(graph.facts, event, same_object)
@@ -617,7 +618,7 @@ def stale_path(
                         reach=uses.events,
                     )
                     # Every call's arguments are shaped by the name the pass binds.
-                    or shaped_by_change(graph.facts, rebound, event, here)
+                    or any(shaped_by_change(graph.facts, n, event, here) for n in rebound)
                     # Every call of the pass is given a state made with a new optimiser.
                     or given_fresh_statics(
                         graph.facts, event, [u for u in here if loop in u.loops], whole=True

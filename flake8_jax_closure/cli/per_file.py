@@ -3,7 +3,6 @@ diff), into a ``FileResult`` for the command to print."""
 
 from __future__ import annotations
 
-import ast
 import multiprocessing
 import os
 import signal
@@ -25,8 +24,7 @@ from ..rules import ANALYSIS_FAILED
 from ..settings import RunOptions, Settings
 
 if TYPE_CHECKING:
-    from ..analysis.static_arguments import StaticParameters
-    from ..analysis.timing import StalePath
+    pass
 
 
 @dataclass
@@ -59,58 +57,8 @@ class _Consulted(ProjectView):
         super().__init__(path, project)
         self.asked = False
 
-    def promoted(self, stale: StalePath) -> StalePath | None:
+    def _asked(self) -> None:
         self.asked = True
-        return super().promoted(stale)
-
-    def method_reads(self, qualified: str, method: str) -> list[tuple[str, ...]] | None:
-        self.asked = True
-        return super().method_reads(qualified, method)
-
-    def plain_attribute(self, qualified: str, name: str) -> bool:
-        self.asked = True
-        return super().plain_attribute(qualified, name)
-
-    def attribute_aliases(self, qualified: str, name: str) -> tuple[str, ...]:
-        self.asked = True
-        return super().attribute_aliases(qualified, name)
-
-    def setter_stores(self, qualified: str, name: str) -> list[str] | None:
-        self.asked = True
-        return super().setter_stores(qualified, name)
-
-    def called_elsewhere(self, qualified: str) -> bool:
-        self.asked = True
-        return super().called_elsewhere(qualified)
-
-    def store_witness(
-        self,
-        callers: list[str],
-        home: Path,
-        stored: str,
-        per_object: bool,
-        static: dict[str, StaticParameters] | None = None,
-    ) -> StalePath | None:
-        self.asked = True
-        return super().store_witness(callers, home, stored, per_object, static)
-
-    def object_witness(
-        self,
-        callers: list[str],
-        home: Path,
-        name: str,
-        static: dict[str, StaticParameters] | None = None,
-    ) -> StalePath | None:
-        self.asked = True
-        return super().object_witness(callers, home, name, static)
-
-    def module_file(self, imported: str) -> Path | None:
-        self.asked = True
-        return super().module_file(imported)
-
-    def function_def(self, qualified: str) -> ast.FunctionDef | None:
-        self.asked = True
-        return super().function_def(qualified)
 
 
 def _fingerprint(path: str) -> Callable[[], bytes]:
