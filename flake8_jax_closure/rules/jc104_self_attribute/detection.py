@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ...analysis.bindings import (
     fed_from_arguments,
@@ -82,6 +83,9 @@ from .held_reads import HeldParts, held_parts
 from .holders import Holder, HolderFinder
 from .own_functions import made_from_own_methods, no_other_value
 from .rebuilt_alike import rebuilt_alike
+
+if TYPE_CHECKING:
+    from ...analysis.project import MethodStore
 
 
 class MethodCaptureAnalysis:
@@ -371,16 +375,24 @@ class MethodCaptureAnalysis:
                 continue
             first = body[0]
             driver, at, loops = level(hook, (first.lineno, first.col_offset), ())
-            reach = self.graph.propagate(
-                [Event(driver, at, loops, EventKind.RUN, node=first)], None
+            found = self._stored_there(
+                cls, life, Event(driver, at, loops, EventKind.RUN, node=first), store
             )
-            path = self._per_object_path(cls, life, reach)
-            if path is not None and path.witnessed:
-                return path, WitnessStep(
-                    Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}",
-                    path=store.path,
-                )  # fmt: skip
+            if found is not None:
+                return found
         return None
+
+    def _stored_there(
+        self, cls: ClassFacts, life: CompiledLife, change: Event, store: MethodStore
+    ) -> tuple[StalePath, WitnessStep] | None:
+        """The witness of a change that runs the method of another file making ``store``
+        where ``change`` happens, with the store as the change step the message names."""
+        path = self._per_object_path(cls, life, self.graph.propagate([change], None))
+        if path is None or not path.witnessed:
+            return None
+        return path, WitnessStep(
+            Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}", path=store.path
+        )
 
     def _stored_through_handed_self(
         self, cls: ClassFacts, life: CompiledLife, attribute: str
@@ -413,13 +425,9 @@ class MethodCaptureAnalysis:
                     continue
                 for store in project.handed_stores(call.func.attr, position, attribute):
                     event = event_at(read.scope, call, read.loops, EventKind.RUN)
-                    reach = self.graph.propagate([event], None)
-                    path = self._per_object_path(cls, life, reach)
-                    if path is not None and path.witnessed:
-                        return path, WitnessStep(
-                            Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}",
-                            path=store.path,
-                        )  # fmt: skip
+                    found = self._stored_there(cls, life, event, store)
+                    if found is not None:
+                        return found
         return None
 
     def _kept_by_constructor(self, cls: ClassFacts, holder: Holder) -> str | None:
