@@ -24,7 +24,7 @@ import collections
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -62,7 +62,26 @@ _MUTATING = MUTATING_METHODS_RETURNING_NONE | MUTATING_METHODS_RETURNING_VALUE
 _MOST_FILES = 20_000
 # ``def name`` at a module's top level.
 _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+class _Mentions:
+    """The names a file's code writes, asked name by name and remembered: a name written
+    there as part of a longer one counts too, which only lets a question read the file."""
+
+    __slots__ = ("code", "known")
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.known: dict[str, bool] = {}
+
+    def __contains__(self, name: str) -> bool:
+        found = self.known.get(name)
+        if found is None:
+            found = self.known[name] = name in self.code
+        return found
+
+    def isdisjoint(self, names: Iterable[str]) -> bool:
+        return not any(name in self for name in names)
 
 
 @dataclass(frozen=True)
@@ -490,6 +509,9 @@ def _root_of_folder(folder: Path) -> Path:
     return top
 
 
+# The longest module a re-exported function is followed into (see ``ProjectIndex._small``).
+_MOST_CHARACTERS_FOLLOWED = 60_000
+
 # How many scripts beside a folder are read to see whether one imports it.
 _MOST_SCRIPTS_BESIDE = 50
 
@@ -526,7 +548,7 @@ class ProjectIndex:
         self._fingerprint: bytes | None = None
         self._resolved: dict[Path, Path] = {}
         self._codes: dict[tuple[Path, int], str] = {}
-        self._named: dict[Path, tuple[int, frozenset[str]]] = {}
+        self._named: dict[Path, tuple[int, _Mentions]] = {}
         self._with_reals: list[tuple[Path, Path]] | None = None
         self._subclasses_found: dict[tuple[Path, str], list[tuple[Path, _ClassDefined]]] = {}
         # Files whose state was looked at since the last ``refresh``: each question walks
@@ -696,6 +718,13 @@ class ProjectIndex:
             self._functions[key] = _module_function(text, name)
         return self._functions[key]
 
+    def _small(self, path: Path) -> bool:
+        """Whether the module is short enough to be read for a function a package re-exports
+        (the package's file, and the function's): a registry or a settings module is; a
+        library's core (``jax/_src/lax/lax.py``, re-exported by ``jax.lax``) is not, and
+        parsing each would cost a project-wide check more than the file's own check."""
+        return len(self._text(path)) <= _MOST_CHARACTERS_FOLLOWED
+
     def _method_def(self, qualified_class: str, method: str) -> tuple[Path, ast.FunctionDef] | None:
         """The file and the ``def`` of the method ``method`` of the class ``qualified_class``
         (``models.MLP``, also re-exported by a package), when the class is defined once at
@@ -722,10 +751,12 @@ class ProjectIndex:
         module_name, _, name = qualified.rpartition(".")
         if module_name.startswith("."):
             module_name = _absolute(module_name, max(module_names(module, self.root), key=len))
-        if function is None:
+        package = self._module_file(module_name) if function is None else None
+        if package is not None and self._small(package):
             # ``utils.get_activation``, which ``utils/__init__.py`` imports from a module.
             home = self._function_home(module_name, name, _MOST_HOPS)
-            if home is not None:
+            target = self._module_file(home[0]) if home is not None else None
+            if home is not None and target is not None and self._small(target):
                 module_name = home[0]
                 function = self.function_def(module, ".".join(home))
         path = self._module_file(module_name)
@@ -1295,15 +1326,15 @@ class ProjectIndex:
             self._with_reals = [(path, self._real(path)) for path in self.files()]
         return (path for path, real in self._with_reals if real not in excluded)
 
-    def _names(self, path: Path) -> frozenset[str]:
-        """The identifiers the file's code writes: every question of the index first skips
-        the files that name none of what it is about, and a set answers that at once."""
+    def _names(self, path: Path) -> _Mentions:
+        """What names the file's code writes: every question of the index first skips the
+        files that name none of what it is about, and each answer is kept."""
         known = self._named.get(path)
         if known is not None and path in self._looked:
             return known[1]
         code = self._code(path)
         if known is None or known[0] != hash(code):
-            known = self._named[path] = (hash(code), frozenset(_IDENTIFIER.findall(code)))
+            known = self._named[path] = (hash(code), _Mentions(code))
         return known[1]
 
     def _real(self, path: Path) -> Path:
@@ -1497,9 +1528,8 @@ def _parameter_stores(
     """The module's top-level classes, each with the stores its methods make into attributes
     of their parameters after ``self``: (method, the parameter's place counted from 0 after
     ``self``, attribute, line), for a method that binds the parameter to nothing else."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return ()
     found = []
     for statement in tree.body:
@@ -1535,11 +1565,20 @@ def _parameter_stores(
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=32)
+def _tree_of(text: str) -> ast.Module | None:
+    """The module's tree, parsed once for the questions asked of it (its functions, its
+    setters, its classes); None when it does not parse. The trees are only read."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
 def _subclasses(text: str, module: str, path: Path) -> tuple[_ClassDefined, ...]:
     """The module's top-level classes that name a base (``_ClassDefined``)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return ()
     imported = module_exports(text, module, path.stem == "__init__").imported
     found = []
@@ -1573,9 +1612,8 @@ def _mutators(text: str, module: str, path: Path, name: str) -> tuple[tuple[str,
     """The module that the file imports ``name`` from, with each of its module-level
     functions that changes that object in place (stores into it, or calls a mutating method
     on it) and binds no ``name`` of its own."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return ()
     source = module_exports(text, module, path.stem == "__init__").imported.get(name)
     if source is None or not source[1] or source[1] != name:
@@ -2008,9 +2046,8 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
 def _module_functions(text: str) -> dict[str, ast.FunctionDef]:
     """Every function ``_module_function`` finds in the module, by name: one parse and one
     walk a text, however many of its functions are asked for."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return {}
     if rewrites_functions(tree):
         return {}
@@ -2040,9 +2077,8 @@ def _class_method(text: str, class_name: str, method: str) -> ast.FunctionDef | 
     """The ``def`` of ``method`` in the module-level class ``class_name``, when the module
     defines the class once and the class defines the method once, undecorated or with flax's
     ``compact``; for ``apply`` that a class with bases does not define, its ``__call__``."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return None
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == class_name]
     if len(classes) != 1:
@@ -2090,9 +2126,8 @@ def _globals_read(text: str, function: ast.FunctionDef) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=64)
 def _module_variables(text: str) -> frozenset[str]:
     """The names a module binds at its top level by assignment only."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return frozenset()
     assigned: set[str] = set()
     other: set[str] = set()
@@ -2132,9 +2167,8 @@ def _clears_caches(function: ast.FunctionDef) -> bool:
 def _in_place_setters(text: str, name: str) -> frozenset[str]:
     """The module-level functions that change the module's global ``name`` in place (store
     into it, or call a mutating method on it) and bind no ``name`` of their own."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return frozenset()
     return frozenset(
         statement.name
@@ -2147,9 +2181,8 @@ def _in_place_setters(text: str, name: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=256)
 def _global_setters(text: str, name: str) -> frozenset[str]:
     """The module-level functions that declare ``global name`` and bind it."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _tree_of(text)
+    if tree is None:
         return frozenset()
     found = set()
     for statement in tree.body:
