@@ -1431,7 +1431,7 @@ def test_a_callback_in_another_file_storing_into_the_object_handed_it_is_the_cha
     assert finding["code"] == "JC104" and finding["name"] == "self.lr"
     assert _steps(finding) == [
         (None, 17, "trace", None, None),
-        (None, 19, "change", None, None),
+        (None, 19, "change", "on_epoch_end", None),
         (None, 17, "reuse", None, "next pass of the loop at line 16"),
     ]
     assert "reads 'self.lr', changed in pkg/callbacks.py at line 6 in 'LRDecay.on_epoch_end'" in (

@@ -390,6 +390,14 @@ class MethodCaptureAnalysis:
         path = self._per_object_path(cls, life, self.graph.propagate([change], None))
         if path is None or not path.witnessed:
             return None
+        # ``cb.on_epoch_end(self, epoch)`` calls no function of the module: name the method.
+        steps = tuple(
+            dataclasses.replace(step, via=store.method)
+            if step.role is Role.CHANGE and step.via is None and step.path is None
+            else step
+            for step in path.steps
+        )
+        path = dataclasses.replace(path, steps=steps)
         return path, WitnessStep(
             Role.CHANGE, store.line, 0, via=f"{store.owner}.{store.method}", path=store.path
         )
