@@ -9,10 +9,14 @@ runs before another, or whether an error may be caught around a read, read it fr
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 # The fields of a statement, or of a handler or case, that hold statement lists.
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+# Statements around which an error may be caught or a context manager may go on.
+_GUARDS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
 
 
 @dataclass(frozen=True)
@@ -82,3 +86,39 @@ def place_of(root: ast.AST, statement: ast.AST) -> Step | None:
     """The statement list within ``root`` that holds ``statement`` itself, and its owner."""
     steps = steps_to(root, statement)
     return steps[-1] if steps and steps[-1].holding is statement else None
+
+
+def held_by_try_or_with(root: ast.AST, node: ast.AST) -> bool:
+    """Whether a ``try`` (also ``try``/``except*``) or ``with`` within ``root`` is ``node``'s
+    statement or holds it, in nested functions and classes too."""
+    line = getattr(node, "lineno", None)
+    if line is None:
+        return False
+    pending = [root]
+    while pending:
+        current = pending.pop()
+        if current is not root and isinstance(current, _GUARDS):
+            return True
+        for field in _BLOCK_FIELDS:
+            pending.extend(spanning(getattr(current, field, None) or [], line))
+    return False
+
+
+def spanning(block: list[ast.AST], line: int) -> list[ast.AST]:
+    """The items of a statement list (or of a ``try``'s handlers, a ``match``'s cases) whose
+    lines take in ``line``. The items stand in the order of their lines and never overlap, so
+    a binary search finds them: looking down a module's body costs its depth, not its length.
+    A ``match`` case has no line of its own and is always taken."""
+    if block and getattr(block[0], "lineno", None) is None:
+        return list(block)
+    end = bisect.bisect_right(block, line, key=_first_line)
+    found: list[ast.AST] = []
+    for item in reversed(block[:end]):
+        if (getattr(item, "end_lineno", None) or _first_line(item)) < line:
+            break
+        found.append(item)
+    return found
+
+
+def _first_line(node: ast.AST) -> int:
+    return getattr(node, "lineno", 0)

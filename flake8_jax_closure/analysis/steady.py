@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from .bindings import pure_library_call
+from .blocks import held_by_try_or_with
 from .facts.model import FUNCTION_KINDS, Binding, BindingKind, Mutation, Scope
 from .facts.queries import Facts
 from .fixed_results import FunctionFinder, fixed_call_result
@@ -22,8 +23,6 @@ _PURE_CALLS = frozenset(
 _PURE_MODULE_CALLS = frozenset({"ceil", "floor", "sqrt", "log", "log2", "exp", "prod"})
 # How many bindings of one pass are followed back (``x = f(); x = g(x); x = h(x)``).
 _DEPTH = 3
-# Blocks that may go on after an error raised inside them.
-_GUARDS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
 _VALUE_NODES = (
     ast.BinOp,
     ast.UnaryOp,
@@ -125,7 +124,7 @@ def _set_earlier_in_pass(
     the loop or around it: a handler, ``finally`` or ``contextlib.suppress`` may go on after
     an error between the two bindings (``1 // (run - 1)``) with the earlier value bound."""
     block = _block_of(loop, change.node)
-    if block is None or _guarded(facts.tree, change.node):
+    if block is None or held_by_try_or_with(facts.tree, change.node):
         return None
     first = loop.lineno  # type: ignore[attr-defined]
     last = loop.end_lineno or first  # type: ignore[attr-defined]
@@ -144,16 +143,6 @@ def _set_earlier_in_pass(
         if _plain_value_names(facts, change.scope, statement.value) is None:
             return None
     return earlier
-
-
-def _guarded(tree: ast.Module, statement: ast.AST) -> bool:
-    """Whether a ``try`` (also ``try``/``except*``) or ``with`` anywhere in the module holds
-    ``statement``. Statements nest, so a block whose lines span the statement's holds it."""
-    line: int = getattr(statement, "lineno", 0)
-    return any(
-        isinstance(node, _GUARDS) and node.lineno <= line <= (node.end_lineno or node.lineno)
-        for node in ast.walk(tree)
-    )
 
 
 def _block_of(loop: ast.AST, statement: ast.AST) -> list[ast.stmt] | None:

@@ -32,7 +32,7 @@ from functools import partial
 from typing import TypeVar
 
 from ..diagnostics import Role, WitnessStep
-from .blocks import place_of
+from .blocks import held_by_try_or_with, place_of, spanning
 from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
@@ -1203,7 +1203,7 @@ def _cache_cleared_after(
     if node is None or not isinstance(getattr(change.driver.node, "body", None), list):
         return False  # a lambda's body is one expression
     statement, _ = _statement_in_block(change.driver.node, node)
-    if statement is None or _guarded(change.driver.node, statement):
+    if statement is None or held_by_try_or_with(change.driver.node, statement):
         return False
     later = _runs_next(change.driver.node, statement)
     name = life.bound_name
@@ -1247,7 +1247,7 @@ def _made_again_after(change: Event, life: CompiledLife, uses: list[Event]) -> b
     if not life.fresh or made is None or node is None or life.maker is not change.driver:
         return False
     statement, _ = _statement_in_block(change.driver.node, node)
-    if statement is None or _guarded(change.driver.node, statement):
+    if statement is None or held_by_try_or_with(change.driver.node, statement):
         return False  # a ``try`` or ``with`` may go on after a statement between them raises
     later = _runs_next(change.driver.node, statement)
     making = next((st for st in later if _contains_expression(st, made)), None)
@@ -1279,7 +1279,7 @@ def _runs_next(root: ast.AST, statement: ast.stmt) -> list[ast.stmt]:
     current = statement
     while True:
         holder, block = _holder_of(root, current)
-        following += block[next(i for i, st in enumerate(block) if st is current) + 1 :]
+        following += block[block.index(current) + 1 :]
         if not isinstance(holder, ast.If):
             return following
         current = holder
@@ -1287,11 +1287,17 @@ def _runs_next(root: ast.AST, statement: ast.stmt) -> list[ast.stmt]:
 
 def _holder_of(root: ast.AST, statement: ast.stmt) -> tuple[ast.AST | None, list[ast.stmt]]:
     """The node whose statement list holds ``statement``, and that list."""
-    for node in ast.walk(root):
-        for field in ("body", "orelse", "finalbody", "cases"):
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
-            if isinstance(block, list) and any(child is statement for child in block):
-                return node, block
+            if not isinstance(block, list):
+                continue
+            for child in spanning(block, statement.lineno):
+                if child is statement:
+                    return node, block
+                pending.append(child)
     return None, [statement]
 
 
@@ -1335,11 +1341,14 @@ def _calls_name(use: Event, name: str) -> bool:
 def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, list[ast.stmt]]:
     """The innermost statement holding ``node`` and the statement list it stands in."""
     found: tuple[ast.stmt | None, list[ast.stmt]] = (None, [])
+    line = getattr(node, "lineno", None)
+    if line is None:
+        return found
     pending = [root]
     while pending:
         current = pending.pop()
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(current, field, []) or []:
+            for child in spanning(getattr(current, field, []) or [], line):
                 if not isinstance(child, ast.stmt):
                     pending.append(child)  # an ``except`` handler or a ``case``
                     continue
@@ -1347,16 +1356,6 @@ def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, 
                     found = (child, getattr(current, field))
                     pending.append(child)
     return found
-
-
-def _guarded(root: ast.AST, statement: ast.stmt) -> bool:
-    """The statement sits in a ``try`` or ``with`` block of ``root``."""
-    for node in ast.walk(root):
-        if isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)) and any(
-            inner is statement for inner in ast.walk(node)
-        ):
-            return True
-    return False
 
 
 def _makes_here(statement: ast.stmt, made: ast.AST) -> bool:
