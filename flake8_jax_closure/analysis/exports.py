@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from .parsed import parsed_tree
+
 
 @dataclass(frozen=True)
 class Exports:
@@ -28,9 +30,8 @@ class Exports:
 def module_exports(text: str, module: str, is_package: bool) -> Exports:
     """The exports of the module ``module`` (dotted), whose source is ``text``; ``is_package``
     for an ``__init__.py``, whose relative imports start in the package itself."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed_tree(text)
+    if tree is None:
         return Exports()
     package = module if is_package else module.rpartition(".")[0]
     classes: set[str] = set()

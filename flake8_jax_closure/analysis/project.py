@@ -35,7 +35,8 @@ from .exports import Exports, module_exports
 from .facts.model import path_element, paths_overlap
 from .facts.mutating import MUTATING_METHODS_RETURNING_NONE, MUTATING_METHODS_RETURNING_VALUE
 from .names import assigned_targets, dotted_name
-from .unread import rewrites_functions
+from .parsed import parsed_tree
+from .unread import text_rewrites_functions
 
 if TYPE_CHECKING:
     from .facts.model import Scope
@@ -450,6 +451,7 @@ def _targets(
     return []
 
 
+@functools.lru_cache(maxsize=16384)
 def module_names(path: Path, root: Path) -> frozenset[str]:
     """The dotted names the file may be imported by: every tail of its path under the root
     (``src/pkg/train.py``: ``src.pkg.train``, ``pkg.train``, ``train``); a root that is a
@@ -596,6 +598,7 @@ class ProjectIndex:
         files it did not hand over may have been saved since."""
         self._looked.clear()
         self._subclasses_found.clear()
+        module_names.cache_clear()  # a package's ``__init__.py`` may have come or gone
 
     def _text(self, path: Path) -> str:
         """The file's text, read again once it changed since the last ``refresh``."""
@@ -1528,7 +1531,7 @@ def _parameter_stores(
     """The module's top-level classes, each with the stores its methods make into attributes
     of their parameters after ``self``: (method, the parameter's place counted from 0 after
     ``self``, attribute, line), for a method that binds the parameter to nothing else."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return ()
     found = []
@@ -1565,19 +1568,9 @@ def _parameter_stores(
     return tuple(found)
 
 
-@functools.lru_cache(maxsize=32)
-def _tree_of(text: str) -> ast.Module | None:
-    """The module's tree, parsed once for the questions asked of it (its functions, its
-    setters, its classes); None when it does not parse. The trees are only read."""
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-
-
 def _subclasses(text: str, module: str, path: Path) -> tuple[_ClassDefined, ...]:
     """The module's top-level classes that name a base (``_ClassDefined``)."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return ()
     imported = module_exports(text, module, path.stem == "__init__").imported
@@ -1612,7 +1605,7 @@ def _mutators(text: str, module: str, path: Path, name: str) -> tuple[tuple[str,
     """The module that the file imports ``name`` from, with each of its module-level
     functions that changes that object in place (stores into it, or calls a mutating method
     on it) and binds no ``name`` of its own."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return ()
     source = module_exports(text, module, path.stem == "__init__").imported.get(name)
@@ -2046,10 +2039,10 @@ def _module_function(text: str, name: str) -> ast.FunctionDef | None:
 def _module_functions(text: str) -> dict[str, ast.FunctionDef]:
     """Every function ``_module_function`` finds in the module, by name: one parse and one
     walk a text, however many of its functions are asked for."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return {}
-    if rewrites_functions(tree):
+    if text_rewrites_functions(text, tree):
         return {}
     defined: dict[str, list[ast.FunctionDef]] = {}
     bound: collections.Counter[str] = collections.Counter()
@@ -2077,7 +2070,7 @@ def _class_method(text: str, class_name: str, method: str) -> ast.FunctionDef | 
     """The ``def`` of ``method`` in the module-level class ``class_name``, when the module
     defines the class once and the class defines the method once, undecorated or with flax's
     ``compact``; for ``apply`` that a class with bases does not define, its ``__call__``."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return None
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == class_name]
@@ -2126,7 +2119,7 @@ def _globals_read(text: str, function: ast.FunctionDef) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=64)
 def _module_variables(text: str) -> frozenset[str]:
     """The names a module binds at its top level by assignment only."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return frozenset()
     assigned: set[str] = set()
@@ -2167,7 +2160,7 @@ def _clears_caches(function: ast.FunctionDef) -> bool:
 def _in_place_setters(text: str, name: str) -> frozenset[str]:
     """The module-level functions that change the module's global ``name`` in place (store
     into it, or call a mutating method on it) and bind no ``name`` of their own."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return frozenset()
     return frozenset(
@@ -2181,7 +2174,7 @@ def _in_place_setters(text: str, name: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=256)
 def _global_setters(text: str, name: str) -> frozenset[str]:
     """The module-level functions that declare ``global name`` and bind it."""
-    tree = _tree_of(text)
+    tree = parsed_tree(text)
     if tree is None:
         return frozenset()
     found = set()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import weakref
 from collections.abc import Callable
 
@@ -46,6 +47,11 @@ _FUNCTION_INTERNALS = frozenset(
 # Names through which a helper can read its caller's frame (``inspect.stack()[1].frame``).
 _CALLER_FRAME_READERS = _FRAME_READERS | {"f_globals", "tb_frame"}
 _rewritten: weakref.WeakKeyDictionary[ast.Module, bool] = weakref.WeakKeyDictionary()
+# Every word ``_rewrites`` looks for: a text without one of them rewrites nothing.
+_REWRITING_WORDS = re.compile(
+    r"\b(?:%s)\b"
+    % "|".join(sorted(_REBINDING_CALLS | _FUNCTION_INTERNALS | _CALLER_FRAME_READERS | {"stack"}))
+)
 
 
 def handed_unread(
@@ -91,6 +97,12 @@ def _called_at_once(facts: Facts, scope: Scope, made: ast.Call) -> bool:
         if not holder.args or holder.args[0] is not current:
             return False
         current = holder
+
+
+def text_rewrites_functions(text: str, tree: ast.Module) -> bool:
+    """``rewrites_functions`` of the module parsed from ``text``, without looking at its tree
+    when no word it looks for is written: most modules name none of them."""
+    return _REWRITING_WORDS.search(text) is not None and rewrites_functions(tree)
 
 
 def rewrites_functions(tree: ast.Module) -> bool:
