@@ -153,6 +153,7 @@ def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
     defined = collections.Counter(
         s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             _record_import(walk, node)
@@ -160,15 +161,16 @@ def file_calls(tree: ast.Module, module_name: str) -> list[Call]:
             walk.bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             walk.bound.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                functions.append(node)
     walk.own = {
         name
         for name, count in defined.items()
         if count == 1 and name not in walk.imported and module_name
     }
     _walk_driver(walk, "", tree.body, (), {})
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _walk_driver(walk, node.name, node.body, (), {})
+    for function in functions:
+        _walk_driver(walk, function.name, function.body, (), {})
     return walk.calls
 
 
@@ -627,10 +629,7 @@ class ProjectIndex:
             lines = _Lines(path, self.root, None)
             if path.suffix == ".ipynb":
                 text, lines = _notebook_module(path, text, self.root)
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError):
-                tree = ast.Module(body=[], type_ignores=[])
+            tree = parsed_tree(text) or ast.Module(body=[], type_ignores=[])
             name = max(module_names(path, self.root), key=len, default="")
             self._calls[key] = file_calls(tree, name), lines
         return self._calls[key]
@@ -2012,12 +2011,9 @@ def _module_facts(text: str) -> Facts | None:
     if text in _FACTS:
         _FACTS.move_to_end(text)
         return _FACTS[text]
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        facts = None
-    else:
-        facts = Facts(tree, text)
+    tree = parsed_tree(text)
+    facts = Facts(tree, text) if tree is not None else None
+    if facts is not None:
         facts.ensure_scope(facts.module_scope)
     _FACTS[text] = facts
     while len(_FACTS) > _MOST_FACTS:
