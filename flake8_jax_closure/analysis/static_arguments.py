@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .blocks import place_of
 from .compiled import CompiledFunction, Form
 from .facts.model import Scope, ScopeKind
 from .facts.queries import Facts
@@ -275,3 +276,67 @@ def _rebinds(loop: ast.AST, name: str) -> bool:
             if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
                 return True
     return False
+
+
+def switched_with_change(
+    facts: Facts,
+    static: StaticParameters,
+    change: ast.stmt,
+    calls: list[ast.Call],
+    scope: Scope,
+    change_loops: tuple[ast.AST, ...],
+) -> bool:
+    """Every compiled call gives a static parameter one name, which the change's own block
+    binds next to the change to a constant that no other binding of the name gives
+    (``if epoch == 2: alpha = 0.5; penalised = False``): the first call after the change is
+    keyed by a value no call before it had, so JAX traces again and reads the new value, and
+    the calls after it, given the same constant, reuse that new trace.
+
+    Only when every other binding of the name comes before the change, outside the loops
+    around it (no later binding gives a call an old constant back, whose trace read the old
+    value), and no call stands between the change and the name's new binding."""
+    place = place_of(scope.node, change)
+    if place is None or not calls:
+        return False
+    for parameter in static.parameters:
+        given = [_given(parameter, call) for call in calls]
+        if any(g is None or not g[2] or not isinstance(g[1], ast.Name) for g in given):
+            continue
+        names = {g[1].id for g in given if g is not None and isinstance(g[1], ast.Name)}
+        forms = {g[0] for g in given if g is not None}
+        if len(names) != 1 or len(forms) != 1:
+            continue
+        name = names.pop()
+        if facts.resolve(scope, name) is not scope:
+            continue
+        bindings = facts.bindings_of(scope, name)
+        switching = [b for b in bindings if any(b.node is s for s in place.block)]
+        constants = [_written_constant(b.value) for b in bindings]
+        if len(switching) != 1 or any(c is None for c in constants):
+            continue
+        new = _written_constant(switching[0].value)
+        others = [c for b, c in zip(bindings, constants, strict=True) if b is not switching[0]]
+        earlier = all(
+            b.at < switching[0].at and not set(b.loops) & set(change_loops)
+            for b in bindings
+            if b is not switching[0]
+        )
+        if not others or new in others or not earlier:
+            continue
+        first, last = sorted((change.lineno, switching[0].node.lineno))  # type: ignore[attr-defined]
+        if any(first <= call.lineno <= last for call in calls):
+            continue
+        return True
+    return False
+
+
+def _written_constant(value: ast.expr | None) -> tuple[str, object] | None:
+    """The constant written there, with its type: JAX keys ``1`` and ``True`` apart."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        inner = _written_constant(value.operand)
+        if inner is None or inner[0] not in ("int", "float"):
+            return None
+        return inner[0], -inner[1]  # type: ignore[operator]
+    if isinstance(value, ast.Constant):
+        return type(value.value).__name__, value.value
+    return None

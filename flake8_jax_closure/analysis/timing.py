@@ -58,6 +58,7 @@ from .static_arguments import (
     counter_of_each_pass,
     static_parameters,
     static_values,
+    switched_with_change,
 )
 from .unbindable import cannot_bind
 
@@ -562,6 +563,7 @@ def stale_path(
                     # ``lax.cond`` or ``lax.fori_loop`` is given as it was: JAX takes back
                     # that body's old trace, with the old value.
                     or (reshaped_passes and _new_static_values(graph, life, event, same_object))
+                    or (reshaped_passes and _static_switched(graph, life, event, here, varies))
                     or (reshaped_passes and _new_argument_types(graph, event, same_object))
                     or arguments_remade(graph.facts, event, same_object, reach=uses.events)
                     or any(shaped_by_change(graph.facts, n, event, same_object) for n in rebound)
@@ -629,6 +631,8 @@ def stale_path(
                         reshaped_passes
                         and _static_counter_each_pass(graph, life, loop, event, here)
                     )
+                    # The pass that changes the value gives the calls a new static constant.
+                    or (reshaped_passes and _static_switched(graph, life, event, here, varies))
                 )
             )
         ):
@@ -1028,6 +1032,26 @@ def _new_static_values(
     # One argument given by keyword at one call and by position at another: JAX keys them
     # apart, but which call then reuses which trace is left undecided.
     return bool(after) and len(forms) == 1 and not after & before
+
+
+def _static_switched(
+    graph: CallGraph, life: CompiledLife, change: Event, uses: list[Event], varies: bool
+) -> bool:
+    """The change's block also binds the name every call gives a static parameter, to a new
+    constant (``static_arguments.switched_with_change``): the next call traces again. In a
+    loop, only for a change that sets one value each time it runs: a value that differs in
+    each run would change again under the new key, whose trace keeps the first of them."""
+    if life.static is None or not isinstance(change.node, ast.stmt):
+        return False
+    if change.loops and varies:
+        return False
+    calls = [_plain_call(graph, life, u) for u in uses]
+    found = [c for c in calls if c is not None]
+    if not found or len(found) != len(calls):
+        return False
+    return switched_with_change(
+        graph.facts, life.static, change.node, found, change.driver, change.loops
+    )
 
 
 def _static_counter_each_pass(

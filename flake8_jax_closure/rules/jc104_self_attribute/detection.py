@@ -55,6 +55,7 @@ from ...analysis.facts.model import (
     Read,
     Scope,
     ScopeKind,
+    path_element,
     paths_overlap,
 )
 from ...analysis.facts.queries import Facts
@@ -247,10 +248,14 @@ class MethodCaptureAnalysis:
             layout = self._layout_reads(cls, site.scope, attribute, attribute_reads, mutations)
             if layout is not None:
                 kept |= {id(m) for m in mutations if layout <= self._kept_layout(cls, m, attribute)}
-            # A write the trace makes into another part of the container (``self.cache["last"]
-            # = x`` while it reads ``self.cache["scale"]``) changes nothing it reads.
+            # A write into another part of the container (``self.cache["last"] = x``, or
+            # ``self.config.data.subset = s`` in another method, while the trace reads
+            # ``self.cache["scale"]``, ``self.config.model.width``) changes nothing it reads.
             elsewhere = {
-                id(m) for m in mutations if id(m) in own_writes and _beside(m, attribute_reads)
+                id(m)
+                for m in mutations
+                if _beside(m, attribute_reads)
+                and (id(m) in own_writes or not _parts_may_alias(facts.tree, m, attribute_reads))
             }
             # What the body stores from its own arguments before reading is each trace's own.
             own_fed = {
@@ -1703,6 +1708,33 @@ def _beside(mutation: Mutation, reads: list[Read]) -> bool:
     if mutation.description.endswith("deleted"):
         return False
     return all(len(read.path) > 1 and not paths_overlap(mutation.path, read.path) for read in reads)
+
+
+def _parts_may_alias(tree: ast.Module, mutation: Mutation, reads: list[Read]) -> bool:
+    """Whether the module may keep one object under two of the paths (``self.model_cfg =
+    cfg["model"]``, then a read of ``.model_cfg["scale"]`` and a store into
+    ``.cfg["model"]["scale"]``): a store, anywhere, under the name of a step the paths pass
+    through, of something other than a new object or a constant."""
+    steps = {
+        step.strip(".[]'\"")
+        for path in (mutation.path, *(read.path for read in reads))
+        for step in path[1:-1]
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if isinstance(value, (ast.Call, ast.Constant)):
+            continue
+        for target in targets:
+            if isinstance(target, (ast.Attribute, ast.Subscript)):
+                step = path_element(target)
+                if step is not None and step.strip(".[]'\"") in steps:
+                    return True
+    return False
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
