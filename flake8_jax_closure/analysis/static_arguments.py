@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .blocks import place_of
 from .compiled import CompiledFunction, Form
-from .facts.model import Scope, ScopeKind
+from .facts.model import BindingKind, Scope, ScopeKind
 from .facts.queries import Facts
 from .shapes import bound_by_comprehension
 
@@ -128,11 +128,18 @@ def _constants(value: ast.expr) -> list[object] | None:
 
 
 def static_values(
-    facts: Facts, static: StaticParameters, call: ast.Call, scope: Scope
+    facts: Facts,
+    static: StaticParameters,
+    call: ast.Call,
+    scope: Scope,
+    outer: tuple[ast.Call, Scope] | None = None,
 ) -> tuple[StaticValue, ...] | None:
     """What the call gives each static parameter, as written; None unless each is a constant
     (written, or a name ``scope`` binds once to one) or left to its default, and the call
-    spreads nothing (``*args``, ``**options``)."""
+    spreads nothing (``*args``, ``**options``). ``outer``: the call of the function ``scope``
+    that runs this call, and the scope it stands in: a parameter of the function, never bound
+    again there, is given what that call passes it (``walk(3, 0.5)`` running ``probs(logits,
+    temperature=temperature)``)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
@@ -146,11 +153,43 @@ def static_values(
         how, value, static_there = form
         if not static_there:
             return None  # passed where JAX traces it: not a static value
-        constant = _constant(facts, value, scope)
+        passed = _passed_to_parameter(facts, value, scope, outer[0]) if outer else None
+        constant = (
+            _constant(facts, passed, outer[1])
+            if outer is not None and passed is not None
+            else _constant(facts, value, scope)
+        )
         if constant is None:
             return None
         given.append((how, type(constant[0]).__name__, constant[0]))
     return tuple(given)
+
+
+def _passed_to_parameter(
+    facts: Facts, value: ast.expr, function: Scope, call: ast.Call
+) -> ast.expr | None:
+    """What ``call`` passes the parameter ``value`` names, when ``value`` is a parameter of
+    the plain function ``function`` that nothing binds again; None otherwise, or when the call
+    leaves it to its default or spreads its arguments."""
+    node = function.node
+    if not isinstance(value, ast.Name) or not isinstance(node, ast.FunctionDef):
+        return None
+    bindings = facts.bindings_of(function, value.id)
+    if facts.resolve(function, value.id) is not function or len(bindings) != 1:
+        return None
+    if bindings[0].kind is not BindingKind.PARAM:
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    positional = [*node.args.posonlyargs, *node.args.args]
+    names = [a.arg for a in positional]
+    if value.id in names and names.index(value.id) < len(call.args):
+        return call.args[names.index(value.id)]
+    if value.id in [a.arg for a in node.args.posonlyargs]:
+        return None
+    return next((k.value for k in call.keywords if k.arg == value.id), None)
 
 
 def _given(parameter: StaticParameter, call: ast.Call) -> tuple[str, ast.expr, bool] | None:

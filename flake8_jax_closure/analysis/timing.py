@@ -798,15 +798,23 @@ def _reusing_pair(
     call before: a call given new shapes or static values traces anew and reuses nothing."""
     first = (min(before, key=_at), change, min(after, key=_at))
     uses = (*before, *after)
-    shapes: dict[int, object] = {id(u): _written_shapes(graph, life, u) for u in uses}
-    statics: dict[int, object] = {id(u): _static_key(graph, life, u) for u in uses}
-    keys: list[dict[int, object]] = [
-        known for known in (shapes, statics) if None not in known.values()
-    ]
-    if not keys:
+    shapes = {id(u): _written_shapes(graph, life, u) for u in uses}
+    statics = {id(u): _static_keys(graph, life, u) for u in uses}
+    by_shape = None not in shapes.values()
+    by_static = None not in statics.values()
+    if not by_shape and not by_static:
         return first
+
+    def shared(traced: Event, reuse: Event) -> bool:
+        """The two calls may share a trace: alike in every key written out."""
+        if by_shape and shapes[id(traced)] != shapes[id(reuse)]:
+            return False
+        return not by_static or bool(
+            (statics[id(traced)] or frozenset()) & (statics[id(reuse)] or frozenset())
+        )
+
     for reuse in sorted(after, key=_at):
-        traced = [u for u in before if all(k[id(u)] == k[id(reuse)] for k in keys)]
+        traced = [u for u in before if shared(u, reuse)]
         if traced:
             return min(traced, key=_at), change, reuse
     return first
@@ -1007,6 +1015,40 @@ def _static_key(graph: CallGraph, life: CompiledLife, use: Event) -> tuple[Stati
     return static_values(graph.facts, life.static, call, use.driver)
 
 
+def _static_keys(
+    graph: CallGraph, life: CompiledLife, use: Event
+) -> frozenset[tuple[StaticValue, ...]] | None:
+    """What the compiled calls a use runs give the static parameters: its own call's, or
+    for a call of a plain function of the module that calls the compiled function itself
+    (``walk(3, 0.5)``, whose loop calls ``probs(..., temperature=temperature)``), those of
+    each of its calls, its parameters given what the use passes; None if one is unknown."""
+    if use.via is None:
+        key = _static_key(graph, life, use)
+        return None if key is None else frozenset({key})
+    helper = use.via
+    outer = graph.facts.parent(use.node) if use.node is not None else None
+    if (
+        life.static is None
+        or use.kind is not EventKind.RUN
+        or helper.kind is not ScopeKind.FUNCTION
+        or not isinstance(outer, ast.Call)
+        or outer.func is not use.node
+        or not isinstance(outer.func, ast.Name)
+    ):
+        return None
+    inner = [e for e in life.reach.events if e.driver is helper]
+    keys: set[tuple[StaticValue, ...]] = set()
+    for event in inner:
+        call = _plain_call(graph, life, event)
+        if call is None:
+            return None  # handed on, or run through a further function
+        key = static_values(graph.facts, life.static, call, helper, (outer, use.driver))
+        if key is None:
+            return None
+        keys.add(key)
+    return frozenset(keys) if keys else None
+
+
 def _plain_call(graph: CallGraph, life: CompiledLife, use: Event) -> ast.Call | None:
     if life.static is None or use.kind is not EventKind.RUN or use.via is not None:
         return None
@@ -1024,10 +1066,11 @@ def _new_static_values(
     reading the new value."""
     if life.static is None:
         return False
-    keys = _keys_around(graph, change, uses, partial(_static_key, graph, life))
-    if keys is None:
+    keyed = _keys_around(graph, change, uses, partial(_static_keys, graph, life))
+    if keyed is None:
         return False
-    before, after = keys
+    before = {key for keys in keyed[0] for key in keys}
+    after = {key for keys in keyed[1] for key in keys}
     forms = {tuple(how for how, _, _ in key) for key in before | after}
     # One argument given by keyword at one call and by position at another: JAX keys them
     # apart, but which call then reuses which trace is left undecided.

@@ -28,7 +28,15 @@ _CONCRETE_CALLEES = frozenset(
         "key", "identity", "tri", "fori_loop",
     }
 )  # fmt: skip
-_CONCRETE_KEYWORDS = frozenset({"shape", "axis", "num", "dtype", "length", "num_segments"})
+_CONCRETE_KEYWORDS = frozenset(
+    {"shape", "axis", "num", "dtype", "length", "num_segments", "num_classes"}
+)
+# Callables taking an array first and then counts or axes that must be concrete
+# (``lax.top_k(logits, k)``, ``jax.nn.one_hot(labels, num_classes)``).
+_CONCRETE_AFTER_THE_ARRAY = frozenset(
+    {"top_k", "approx_max_k", "approx_min_k", "one_hot", "expand_dims", "squeeze", "moveaxis",
+     "swapaxes", "tril", "triu"}
+)  # fmt: skip
 
 
 class Lifter:
@@ -219,7 +227,10 @@ class Lifter:
             if isinstance(parent, ast.keyword) and parent.arg in _CONCRETE_KEYWORDS:
                 return True
             if isinstance(parent, ast.Call) and node is not parent.func:
-                if _callee_name(parent) in _CONCRETE_CALLEES:
+                callee = _callee_name(parent)
+                if callee in _CONCRETE_CALLEES:
+                    return True
+                if callee in _CONCRETE_AFTER_THE_ARRAY and node in parent.args[1:]:
                     return True
             if isinstance(parent, ast.Lambda):
                 return False

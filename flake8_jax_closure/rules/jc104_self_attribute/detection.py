@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -254,7 +255,7 @@ class MethodCaptureAnalysis:
             elsewhere = {
                 id(m)
                 for m in mutations
-                if _beside(m, attribute_reads)
+                if _beside(m, attribute, attribute_reads)
                 and (id(m) in own_writes or not _parts_may_alias(facts.tree, m, attribute_reads))
             }
             # What the body stores from its own arguments before reading is each trace's own.
@@ -1702,12 +1703,18 @@ def _rebuilt_keeping(mutation: Mutation, attribute: str, fields: list[str] | Non
     )
 
 
-def _beside(mutation: Mutation, reads: list[Read]) -> bool:
-    """Every read is of the attribute itself (not through a method), at a path the mutation
-    cannot change. Not a deletion: ``del self.schedule[0]`` shifts every later item."""
+def _beside(mutation: Mutation, attribute: str, reads: list[Read]) -> bool:
+    """Every read is of the attribute itself (not through a method or a property, whose read
+    names another attribute), at a path the mutation cannot change. Not a deletion: ``del
+    self.schedule[0]`` shifts every later item."""
     if mutation.description.endswith("deleted"):
         return False
-    return all(len(read.path) > 1 and not paths_overlap(mutation.path, read.path) for read in reads)
+    return all(
+        len(read.path) > 1
+        and read.path[0] == f".{attribute}"
+        and not paths_overlap(mutation.path, read.path)
+        for read in reads
+    )
 
 
 def _parts_may_alias(tree: ast.Module, mutation: Mutation, reads: list[Read]) -> bool:
@@ -1716,10 +1723,21 @@ def _parts_may_alias(tree: ast.Module, mutation: Mutation, reads: list[Read]) ->
     ``.cfg["model"]["scale"]``): a store, anywhere, under the name of a step the paths pass
     through, of something other than a new object or a constant."""
     steps = {
-        step.strip(".[]'\"")
+        _step_name(step)
         for path in (mutation.path, *(read.path for read in reads))
         for step in path[1:-1]
     }
+    return not steps.isdisjoint(_aliasing_steps(tree))
+
+
+def _aliasing_steps(tree: ast.Module) -> frozenset[str]:
+    """The names under which the module stores something other than a new object or a
+    constant (``self.model_cfg = cfg["model"]``, ``config.eval = config.model``): one walk of
+    the module, kept for its later questions."""
+    known = _ALIASING_STEPS.get(tree)
+    if known is not None:
+        return known
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
@@ -1730,11 +1748,19 @@ def _parts_may_alias(tree: ast.Module, mutation: Mutation, reads: list[Read]) ->
         if isinstance(value, (ast.Call, ast.Constant)):
             continue
         for target in targets:
-            if isinstance(target, (ast.Attribute, ast.Subscript)):
-                step = path_element(target)
-                if step is not None and step.strip(".[]'\"") in steps:
-                    return True
-    return False
+            step = path_element(target) if isinstance(target, ast.expr) else None
+            if step is not None:
+                found.add(_step_name(step))
+    known = _ALIASING_STEPS[tree] = frozenset(found)
+    return known
+
+
+_ALIASING_STEPS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _step_name(step: str) -> str:
+    """``model`` for ``.model`` and ``['model']``."""
+    return step.strip(".[]'\"")
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
