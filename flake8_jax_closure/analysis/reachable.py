@@ -1,5 +1,6 @@
 """Code that never runs: statements after a ``break``, ``continue``, ``return`` or ``raise`` in the
-same block, and code after a block that ends the program.
+same block, code after a block that ends the program, and blocks a test of the module's own
+constants never lets run (``constant_tests``).
 
 A rebinding written right after ``break`` (``if done: break; opt_update = ...``) is dead code:
 Python never reaches it, so it changes nothing a compiled call could have traced. A block that
@@ -16,6 +17,7 @@ import ast
 import weakref
 from collections.abc import Iterator
 
+from .constant_tests import decided_dead_blocks
 from .unbound import raises_name_error
 
 _JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
@@ -32,13 +34,17 @@ def after_a_jump(tree: ast.Module, node: ast.AST) -> bool:
     line = getattr(node, "lineno", None)
     if line is None:
         return False
-    return never_runs(tree, line)
+    return any(first <= line <= last for first, last in _line_ranges(tree)[0])
 
 
 def never_runs(tree: ast.Module, line: int) -> bool:
     """Whether the line sits after a jump in its block, or in a block nested in such a
-    statement."""
-    return any(first <= line <= last for first, last in _line_ranges(tree)[0])
+    statement, or in a block a test of the module's constants never lets run. (Reads are
+    asked with ``after_a_jump``, which leaves the last alone: a ``def`` in such a block may
+    still be the one a name resolves to, and its reads stand for the one that runs.)"""
+    return any(first <= line <= last for first, last in _line_ranges(tree)[0]) or any(
+        first <= line <= last for first, last in decided_dead_blocks(tree)
+    )
 
 
 def cut_off(tree: ast.Module, earlier: int, later: int) -> bool:

@@ -3,9 +3,9 @@
 A parameter sweep cut down to one value (``A = [0.7414]``, ``for j, a in enumerate(A)``) runs
 its body once: no later pass can reuse a trace made in the first. Only what the code writes
 counts: a list, tuple or set display of at most one element, ``range`` of a literal 0 or 1
-(``range(1)``, ``range(0, 1)``), or ``enumerate``/``reversed``/``zip``/``sorted`` of one, or a
-name its scope binds once, outside any loop, to one, never changes in place, and reads only to
-loop over it or take its length.
+(``range(1)``, ``range(0, 1)``, or of a name bound once to one, ``range(num_epochs)``), or
+``enumerate``/``reversed``/``zip``/``sorted`` of one, or a name its scope binds once, outside
+any loop, to one, never changes in place, and reads only to loop over it or take its length.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _at_most_one(facts: Facts, iterable: ast.expr, scope: Scope, depth: int) -> 
     if facts.bindings_of(facts.resolve(scope, called), called):
         return False  # a name the code binds itself, not the builtin
     if called == "range":
-        return _range_of_at_most_one(iterable)
+        return _range_of_at_most_one(facts, iterable, scope)
     if iterable.keywords and called != "sorted":
         return False
     if called in _WRAPPERS and iterable.args:
@@ -51,12 +51,13 @@ def _at_most_one(facts: Facts, iterable: ast.expr, scope: Scope, depth: int) -> 
     return False
 
 
-def _range_of_at_most_one(call: ast.Call) -> bool:
+def _range_of_at_most_one(facts: Facts, call: ast.Call, scope: Scope) -> bool:
     values: list[int] = []
     for argument in call.args:
-        if not isinstance(argument, ast.Constant) or type(argument.value) is not int:
+        value = _int_constant(facts, argument, scope)
+        if value is None:
             return False
-        values.append(argument.value)
+        values.append(value)
     if call.keywords:
         return False
     if len(values) == 1:
@@ -64,6 +65,27 @@ def _range_of_at_most_one(call: ast.Call) -> bool:
     if len(values) == 2:
         return values[1] - values[0] <= 1
     return False
+
+
+def _int_constant(facts: Facts, argument: ast.expr, scope: Scope) -> int | None:
+    """A literal integer, or a name its scope binds once, outside any loop, by a plain
+    assignment of one (``num_epochs = 1``): an integer never changes in place."""
+    if isinstance(argument, ast.Name):
+        owner = facts.resolve(scope, argument.id)
+        bindings = facts.bindings_of(owner, argument.id)
+        if len(bindings) != 1 or bindings[0].loops:
+            return None
+        statement = bindings[0].node
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            return None
+        argument = statement.value
+    if isinstance(argument, ast.Constant) and type(argument.value) is int:
+        return argument.value
+    return None
 
 
 def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:

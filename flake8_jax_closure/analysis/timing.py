@@ -536,7 +536,12 @@ def stale_path(
             and uses.outside
             and not graph.facts.in_script(event.at[0])
         )
-        if event.kind is EventKind.RUN and _cache_cleared_after(graph.facts, event, life, here):
+        # A body handed to ``lax.scan``, ``lax.cond`` or ``lax.fori_loop`` keeps its trace
+        # through the compiled object's ``clear_cache()``: only ``jax.clear_caches()`` drops it.
+        in_body = not (retraced_by_shape and reshaped_passes)
+        if event.kind is EventKind.RUN and _cache_cleared_after(
+            graph.facts, event, life, here, every_cache=in_body
+        ):
             continue  # ``step.clear_cache()`` right after: the next call traces again
         if event.kind is EventKind.ESCAPE:
             # The function making the change is handed on: whoever holds it may run it at any
@@ -1260,12 +1265,13 @@ def _loop(facts: Facts, change: Event, uses: list[Event], life: CompiledLife) ->
 
 
 def _cache_cleared_after(
-    facts: Facts, change: Event, life: CompiledLife, uses: list[Event]
+    facts: Facts, change: Event, life: CompiledLife, uses: list[Event], every_cache: bool
 ) -> bool:
     """The change is followed, in its own block and before any use, with nothing that can
     raise between, by a statement emptying the compiled object's cache: ``step.clear_cache()``
     of the name every use calls it by, or ``jax.clear_caches()``. JAX drops every trace, and
-    the next call traces afresh with the new value."""
+    the next call traces afresh with the new value. ``every_cache``: only
+    ``jax.clear_caches()`` counts (the value is read in a body JAX keeps a trace of apart)."""
     node = change.node
     if node is None or not isinstance(getattr(change.driver.node, "body", None), list):
         return False  # a lambda's body is one expression
@@ -1275,7 +1281,7 @@ def _cache_cleared_after(
     later = _runs_next(change.driver.node, statement)
     name = life.bound_name
     for following in later:
-        if _clears_cache(facts, change.driver, following, name, uses):
+        if _clears_cache(facts, change.driver, following, None if every_cache else name, uses):
             cleared_at = (following.lineno, following.col_offset)
             return not any(change.at < use.at < cleared_at for use in uses)
         if not _cannot_raise(following):

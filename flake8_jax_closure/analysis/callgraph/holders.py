@@ -51,7 +51,7 @@ _BUILTINS_LOOKING_AT = frozenset(
 # later call), and a function's names.
 _NOT_RUNNING = frozenset(
     {"shape", "dtype", "ndim", "size", "reshape", "astype", "T", "__name__", "__qualname__",
-     "__doc__", "__module__"}
+     "__doc__", "__module__", "clear_cache", "_cache_size"}
 )  # fmt: skip
 
 
