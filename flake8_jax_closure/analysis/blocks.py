@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # The fields of a statement, or of a handler or case, that hold statement lists.
@@ -92,16 +93,25 @@ def held_by_try_or_with(root: ast.AST, node: ast.AST) -> bool:
     """Whether a ``try`` (also ``try``/``except*``) or ``with`` within ``root`` is ``node``'s
     statement or holds it, in nested functions and classes too."""
     line = getattr(node, "lineno", None)
-    if line is None:
-        return False
+    return line is not None and any(
+        isinstance(item, _GUARDS) for _, _, item in items_spanning(root, line)
+    )
+
+
+def items_spanning(root: ast.AST, line: int) -> Iterator[tuple[ast.AST, list[ast.AST], ast.AST]]:
+    """Each statement (or handler, or ``match`` case) within ``root`` whose lines take in
+    ``line``, in nested functions and classes too, outermost first along each way in: the
+    node whose list holds it, that list, and the item."""
     pending = [root]
     while pending:
         current = pending.pop()
-        if current is not root and isinstance(current, _GUARDS):
-            return True
         for field in _BLOCK_FIELDS:
-            pending.extend(spanning(getattr(current, field, None) or [], line))
-    return False
+            block = getattr(current, field, None)
+            if not isinstance(block, list):
+                continue
+            for item in spanning(block, line):
+                yield current, block, item
+                pending.append(item)
 
 
 def spanning(block: list[ast.AST], line: int) -> list[ast.AST]:

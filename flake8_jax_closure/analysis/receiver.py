@@ -18,7 +18,7 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts.model import BindingKind, Scope, ScopeKind
+from .facts.model import BindingKind, Scope, ScopeKind, assignment
 from .facts.queries import Facts
 from .names import assigned_targets
 
@@ -727,12 +727,10 @@ def _class_level_names(cls: Scope) -> set[str]:
     descriptor): reading one through ``self`` may run code."""
     names: set[str] = set()
     for statement in getattr(cls.node, "body", []):
-        if isinstance(statement, ast.Assign):
-            targets, value = statement.targets, statement.value
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-            targets, value = [statement.target], statement.value
-        else:
+        parts = assignment(statement)
+        if parts is None:
             continue
+        targets, value = parts
         if isinstance(value, ast.Constant):
             continue
         for target in targets:

@@ -71,42 +71,44 @@ def _int_constant(facts: Facts, argument: ast.expr, scope: Scope) -> int | None:
     """A literal integer, or a name its scope binds once, outside any loop, by a plain
     assignment of one (``num_epochs = 1``): an integer never changes in place."""
     if isinstance(argument, ast.Name):
-        owner = facts.resolve(scope, argument.id)
-        bindings = facts.bindings_of(owner, argument.id)
-        if len(bindings) != 1 or bindings[0].loops:
+        found = _sole_assignment(facts, argument.id, scope)
+        if found is None:
             return None
-        statement = bindings[0].node
-        if not (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-        ):
-            return None
-        argument = statement.value
+        argument = found[1].value
     if isinstance(argument, ast.Constant) and type(argument.value) is int:
         return argument.value
     return None
 
 
-def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:
+def _sole_assignment(facts: Facts, name: str, scope: Scope) -> tuple[Scope, ast.Assign] | None:
+    """The scope binding ``name`` and its one binding of it, when that is a plain ``name =
+    value`` outside any loop (not ``extra = (widths := [3])``, which names the value twice)."""
     owner = facts.resolve(scope, name)
     bindings = facts.bindings_of(owner, name)
-    if len(bindings) != 1 or bindings[0].value is None or bindings[0].loops:
-        return False
+    if len(bindings) != 1 or bindings[0].loops:
+        return None
     statement = bindings[0].node
     if not (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     ):
-        return False  # ``extra = (widths := [3])`` names the list twice
+        return None
+    return owner, statement
+
+
+def _bound_to_one(facts: Facts, name: str, scope: Scope, depth: int) -> bool:
+    found = _sole_assignment(facts, name, scope)
+    if found is None:
+        return False
+    owner, statement = found
     if facts.mutations_of(owner, name):
         return False  # ``A.append(...)`` adds items
     # Read only where nothing can add items through another reference: as what a loop runs
     # over, or to take its length (``more = A; more.append(x)`` or ``grow(A)`` could).
     if not all(_only_iterated(facts, read.node) for read in facts.reads_of(owner, name)):
         return False
-    return _at_most_one(facts, bindings[0].value, owner, depth + 1)
+    return _at_most_one(facts, statement.value, owner, depth + 1)
 
 
 def _only_iterated(facts: Facts, node: ast.AST) -> bool:

@@ -32,7 +32,7 @@ from functools import partial
 from typing import TypeVar
 
 from ..diagnostics import Role, WitnessStep
-from .blocks import held_by_try_or_with, place_of, spanning
+from .blocks import held_by_try_or_with, items_spanning, place_of
 from .callgraph.events import Event, EventKind, Reach, level, made_in_its_run
 from .callgraph.functions import CONSTRUCTORS
 from .callgraph.graph import CallGraph
@@ -1360,17 +1360,9 @@ def _runs_next(root: ast.AST, statement: ast.stmt) -> list[ast.stmt]:
 
 def _holder_of(root: ast.AST, statement: ast.stmt) -> tuple[ast.AST | None, list[ast.stmt]]:
     """The node whose statement list holds ``statement``, and that list."""
-    pending = [root]
-    while pending:
-        node = pending.pop()
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            for child in spanning(block, statement.lineno):
-                if child is statement:
-                    return node, block
-                pending.append(child)
+    for owner, block, item in items_spanning(root, statement.lineno):
+        if item is statement:
+            return owner, block  # type: ignore[return-value]
     return None, [statement]
 
 
@@ -1417,17 +1409,9 @@ def _statement_in_block(root: ast.AST, node: ast.AST) -> tuple[ast.stmt | None, 
     line = getattr(node, "lineno", None)
     if line is None:
         return found
-    pending = [root]
-    while pending:
-        current = pending.pop()
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in spanning(getattr(current, field, []) or [], line):
-                if not isinstance(child, ast.stmt):
-                    pending.append(child)  # an ``except`` handler or a ``case``
-                    continue
-                if _contains(child, node):
-                    found = (child, getattr(current, field))
-                    pending.append(child)
+    for _, block, item in items_spanning(root, line):
+        if isinstance(item, ast.stmt) and _contains(item, node):
+            found = (item, block)  # type: ignore[assignment]
     return found
 
 

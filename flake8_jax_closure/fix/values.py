@@ -17,7 +17,7 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..analysis.facts.model import Binding, BindingKind, Scope
+from ..analysis.facts.model import Binding, BindingKind, Scope, assignment
 from ..analysis.facts.queries import Facts
 
 
@@ -199,12 +199,10 @@ class ValueJudge:
     def _class_attribute(self, cls: ast.ClassDef, path: tuple[str, ...], depth: int) -> Kind:
         kinds = []
         for statement in cls.body:
-            if isinstance(statement, ast.Assign):
-                targets, value = statement.targets, statement.value
-            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-                targets, value = [statement.target], statement.value
-            else:
+            parts = assignment(statement)
+            if parts is None:
                 continue
+            targets, value = parts
             if any(isinstance(t, ast.Name) and f".{t.id}" == path[0] for t in targets):
                 kinds.append(self.kind_at(value, path[1:], self.facts.scope_of(cls), depth + 1))
         return _combine(kinds)

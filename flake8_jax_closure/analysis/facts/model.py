@@ -206,6 +206,16 @@ def paths_overlap(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
     return first[:shorter] == second[:shorter]
 
 
+def assignment(statement: ast.AST) -> tuple[list[ast.expr], ast.expr] | None:
+    """The targets and the value of ``a = b = value`` or ``a: T = value``; None for any other
+    statement, and for an annotation without a value."""
+    if isinstance(statement, ast.Assign):
+        return statement.targets, statement.value
+    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        return [statement.target], statement.value
+    return None
+
+
 def path_element(node: ast.expr) -> str | None:
     """``.attr`` or ``[constant]`` for one step of an attribute or subscript chain."""
     if isinstance(node, ast.Attribute):

@@ -56,6 +56,7 @@ from ...analysis.facts.model import (
     Read,
     Scope,
     ScopeKind,
+    assignment,
     path_element,
     paths_overlap,
 )
@@ -1739,12 +1740,10 @@ def _aliasing_steps(tree: ast.Module) -> frozenset[str]:
         return known
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
+        parts = assignment(node)
+        if parts is None:
             continue
+        targets, value = parts
         if isinstance(value, (ast.Call, ast.Constant)):
             continue
         for target in targets:
