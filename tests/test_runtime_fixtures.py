@@ -61,6 +61,8 @@ def test_original_is_stale_and_fixed_follows_changes(fixture: Fixture) -> None:
         assert original_compiled == original_eager
         return
     assert original_compiled != original_eager, "the original should show the stale value"
+    if not fixture.fixed_path.exists():
+        return  # no fix (read through a property, or a body handed to ``lax.scan``)
     fixed_compiled = _run(fixture.fixed_path, disable_jit=False)
     fixed_eager = _run(fixture.fixed_path, disable_jit=True)
     assert fixed_eager == original_eager
@@ -69,7 +71,7 @@ def test_original_is_stale_and_fixed_follows_changes(fixture: Fixture) -> None:
 
 @pytest.mark.slow
 def test_bodies_jax_caches_keep_the_old_value_under_jax() -> None:
-    """The one runnable fixture without a fix: the linter reports it, and JAX shows it stale."""
+    """A fixture without a fix: the linter reports it, and JAX shows it stale."""
     (fixture,) = [f for f in fixtures() if f.name == "JC101/cached_bodies_keep_their_trace"]
     assert check_source(fixture.source, fixture.settings())
     assert _run(fixture.path, disable_jit=False) != _run(fixture.path, disable_jit=True)
